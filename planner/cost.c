@@ -238,16 +238,18 @@ hlx_status_t hlx_plan_ctx_init(hlx_plan_ctx_t *ctx, const hlx_model_t *m,
         return HLX_ERR_INVALID; \
     } while (0)
 
-hlx_status_t hlx_helix_split(int Q, int K, int kvp, int tpa, hlx_helix_split_t *s_p,
+hlx_status_t hlx_helix_split(int Q, int K, int dv, int kvp, int tpa, hlx_helix_split_t *s_p,
                              char *err, size_t errlen)
 {
     hlx_helix_split_t s;
-    int G;
+    int G, d;
 
     if (K < 1 || Q < K || Q % K != 0)
         HLX_BAD("q_heads %d is not a multiple of kv_heads %d", Q, K);
     if (kvp < 1 || tpa < 1)
         HLX_BAD("kvp and tpa must be at least 1");
+    if (dv < 1)
+        HLX_BAD("v_head_dim %d must be at least 1", dv);
     G = Q / K;
     if (tpa <= K) {
         s.kv_local_max = (K + tpa - 1) / tpa;
@@ -263,11 +265,16 @@ hlx_status_t hlx_helix_split(int Q, int K, int kvp, int tpa, hlx_helix_split_t *
         s.q_local_min  = G / (tpa / K);
         s.group        = s.q_local_max;
     }
-    if (s.q_local_min < kvp)
-        HLX_BAD("q_heads %d over kvp %d x tpa %d: a TPA shard holds %d query head(s), fewer "
-                "than kvp, so some rank would own no head after the all-to-all", Q, kvp, tpa,
-                s.q_local_min);
-    s.q_slice_max = (s.q_local_max + kvp - 1) / kvp;
+    /* Every KVP rank must own a piece after the all-to-all: a head is cut into the fewest
+     * equal pieces (a divisor of dv) that give the smallest shard at least kvp of them. */
+    if ((int64_t)s.q_local_min * dv < kvp)
+        HLX_BAD("q_heads %d over kvp %d x tpa %d: a TPA shard's %d query head(s) of %d values "
+                "give at most %lld pieces, fewer than kvp", Q, kvp, tpa, s.q_local_min, dv,
+                (long long)s.q_local_min * dv);
+    for (d = (kvp + s.q_local_min - 1) / s.q_local_min; dv % d != 0; d++)
+        ;
+    s.q_split     = d;
+    s.q_slice_max = (int)(((int64_t)s.q_local_max * d + kvp - 1) / kvp);
     *s_p = s;
     return HLX_OK;
 }
@@ -304,7 +311,8 @@ hlx_status_t hlx_plan_check(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, ch
     uneven = l->strategy == HLX_STRAT_HELIX && m->attn == HLX_ATTN_GQA;
     if (uneven) {
         hlx_helix_split_t sp;
-        if (hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa, &sp, err, errlen) != HLX_OK)
+        if (hlx_helix_split(m->q_heads, m->kv_heads, hlx_model_value_dim(m), l->kvp, l->tpa,
+                            &sp, err, errlen) != HLX_OK)
             return HLX_ERR_INVALID;
         /* a model whose every layer is MoE has no dense FFN to split (ffn 0) */
         if (n > m->hidden || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab)
@@ -445,13 +453,17 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     const double Breq = Bmb / l->dp;               /* requests per attention rank */
     const int tpo = helix ? l->kvp * l->tpa : l->tpa;
     /* the busiest rank's shares: Q/TPA, ceil(K/TPA) and Q/TPo when the split is even;
-     * Helix over GQA may split unevenly (runtime/layout.c) */
+     * Helix over GQA may split unevenly and cut heads into pieces past a shard's heads
+     * (runtime/layout.c) */
     const int uneven = helix && !mla;
     hlx_helix_split_t sp;
-    const int split_ok = uneven && hlx_helix_split(m->q_heads, m->kv_heads, l->kvp, l->tpa,
+    const int split_ok = uneven && hlx_helix_split(m->q_heads, m->kv_heads,
+                                                   hlx_model_value_dim(m), l->kvp, l->tpa,
                                                    &sp, NULL, 0) == HLX_OK;
     const double qh = split_ok ? sp.q_local_max : Q / l->tpa, kvh = ceil(K / l->tpa);
-    const double qo = split_ok ? sp.q_slice_max : Q / tpo;     /* W_o heads per GPU */
+    const double qs = split_ok ? sp.q_split : 1.0;             /* pieces per head */
+    /* W_o heads per GPU: pieces of 1/qs head each, so a fraction past a shard's heads */
+    const double qo = split_ok ? sp.q_slice_max / qs : Q / tpo;
     const double ffn_loc = uneven ? ceil((double)m->ffn / (l->tpf * l->ep))
                                   : (double)m->ffn / (l->tpf * l->ep);
     const double vocab_loc = uneven ? ceil((double)m->vocab / (l->tpf * l->ep))
@@ -496,7 +508,8 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         double c_total = tm > tc ? tm : tc, alpha = 0.0, beta = 0.0;
         if (l->kvp > 1) {
             int d = hlx_coll_group_local(ctx, l->kvp, 1);
-            double M = Breq * qh * (ctx->lat_dim * act + set->lse_bytes);
+            /* each piece carries its head's LSE: qh x qs of them a request */
+            double M = Breq * qh * (ctx->lat_dim * act + qs * set->lse_bytes);
             alpha = hlx_coll_alltoall(ctx, l->kvp, d, 0.0);
             beta  = hlx_coll_alltoall(ctx, l->kvp, d, M) - alpha;
             lc.comb_bytes = M * (l->kvp - 1) / l->kvp;
@@ -677,7 +690,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     r->mem_weights = Lw * lc.w_attn + lmax_dense * lc.w_dense + lmax_moe * lc.w_moe +
                      (m->tie_embeddings ? 1.0 : 2.0) * head_b; /* embedding and head */
     r->mem_kv  = Lw * kv_bytes_layer;
-    r->mem_act = set->act_buffers * Bmb * H * act + 2.0 * Breq * qh * (ctx->lat_dim + 1) * 4.0 +
+    r->mem_act = set->act_buffers * Bmb * H * act + 2.0 * Breq * qh * (ctx->lat_dim + qs) * 4.0 +
                  (m->experts > 0 ? Bmb * m->top_k * H * act : 0.0);
     r->mem_usable = ctx->c->gpu.hbm_gib * 1073741824.0 * (1.0 - set->hbm_reserve);
     r->feasible = 1;

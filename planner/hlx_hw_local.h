@@ -131,8 +131,8 @@ typedef struct hlx_local_pred {
 } hlx_local_pred_t;
 
 /* Predicts one step. HLX_ERR_INVALID with a reason when the layout cannot run (the
- * runtime's rules, hlx_helix_split: uneven splits run, the busiest rank sets the time)
- * or a size overflows. */
+ * runtime's rules, hlx_helix_split: uneven splits run, heads are cut into pieces where a
+ * shard has fewer heads than KVP, the busiest rank sets the time) or a size overflows. */
 hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                                const hlx_local_cfg_t *cfg, hlx_local_pred_t *p, char *err,
                                size_t errlen);

@@ -113,20 +113,26 @@ void         hlx_plan_settings_default(hlx_plan_settings_t *set);
 /* The largest per-rank shares of a GQA Helix layout, cut as the runtime cuts them
  * (runtime/layout.c): TPA shards of whole KV heads (uneven when TPA does not divide K) or,
  * past K (TPA a multiple of K), near-equal parts of one KV head's query heads; after the
- * all-to-all, near-equal slices of a shard's query heads over KVP. The busiest rank sets
- * the step, so the cost model charges these maxima. Even splits give Q/TPA, ceil(K/TPA),
- * Q/N exactly. */
+ * all-to-all, near-equal consecutive parts of a shard's head pieces over KVP. A head is
+ * cut into q_split pieces of v_head_dim / q_split values (the smallest divisor of
+ * v_head_dim that gives the smallest shard at least KVP pieces; 1, whole heads, whenever
+ * KVP <= the smallest shard's heads), each piece carrying its head's LSE. The busiest rank
+ * sets the step, so the cost model charges these maxima. Even splits give Q/TPA,
+ * ceil(K/TPA), Q/N exactly. */
 typedef struct hlx_helix_split {
     int q_local_max;  /* query heads of the largest TPA shard */
-    int q_local_min;  /* ... of the smallest (every KVP rank must get one after the a2a) */
+    int q_local_min;  /* ... of the smallest (it must give every KVP rank a piece) */
     int kv_local_max; /* KV heads of the largest TPA shard */
     int group;        /* query heads per KV head inside a shard */
-    int q_slice_max;  /* query heads a rank owns after the all-to-all (W_o rows) */
+    int q_split;      /* pieces per head (1: whole heads) */
+    int q_slice_max;  /* pieces a rank owns after the all-to-all: ceil(q_local_max x q_split
+                         / kvp); W_o rows q_slice_max x v_head_dim / q_split */
 } hlx_helix_split_t;
 
-/* HLX_OK, or HLX_ERR_INVALID with the runtime's reason in err (too few query heads for
- * KVP, TPA past K not a multiple of K). Requires q_heads a multiple of kv_heads. */
-hlx_status_t hlx_helix_split(int q_heads, int kv_heads, int kvp, int tpa,
+/* HLX_OK, or HLX_ERR_INVALID with the runtime's reason in err (kvp beyond the smallest
+ * shard's heads x v_head_dim pieces, TPA past K not a multiple of K). Requires q_heads a
+ * multiple of kv_heads and v_head_dim >= 1 (1: heads are never cut, as for MLA). */
+hlx_status_t hlx_helix_split(int q_heads, int kv_heads, int v_head_dim, int kvp, int tpa,
                              hlx_helix_split_t *s_p, char *err, size_t errlen);
 
 /* Checks that a layout is well formed for this model (divisibility, strategy rules).

@@ -634,7 +634,7 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     const double L = m->layers;
     int64_t n64 = (int64_t)cfg->kvp * cfg->tpa;
     hlx_helix_split_t sp;
-    int n, q_local, group, kv_local, q_slice, fc, vc, vpad, ph;
+    int n, q_local, group, kv_local, q_slice, pw, fc, vc, vpad, ph;
     double cap, len, kv_rank, w_rank, t_attn1, a2a, req, share, f, ws, dram_slow;
     double wait_s[HLX_PHASE_COUNT] = { 0 };
     double qkv_cols, ow, Lm, e_loc, e_cols, s_cols, e_hit, e_rows, dmat;
@@ -656,7 +656,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
         HLX_BAD("tpa %d: model %s uses MLA, whose latent KV cache is one head shared by every "
                 "query head: the runtime runs it with tpa 1 (all ranks on kvp)", cfg->tpa,
                 m->name);
-    if (hlx_helix_split(Q, K, cfg->kvp, cfg->tpa, &sp, err, errlen) != HLX_OK)
+    /* MLA's heads are never cut (width 1: whole heads, kvp at most Q as today) */
+    if (hlx_helix_split(Q, K, mla ? 1 : m->v_head_dim, cfg->kvp, cfg->tpa, &sp, err,
+                        errlen) != HLX_OK)
         return HLX_ERR_INVALID;
     if (n > H || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab)
         HLX_BAD("N = %d ranks is larger than hidden, ffn or vocab", n);
@@ -668,14 +670,15 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     q_local  = sp.q_local_max;
     group    = sp.group;
     kv_local = sp.kv_local_max;
-    q_slice  = sp.q_slice_max;
+    q_slice  = sp.q_slice_max;           /* head pieces, pw of the dv values each */
+    pw       = dv / sp.q_split;
     fc       = (int)(((int64_t)m->ffn + n - 1) / n);
     dmat     = hlx_model_ffn_mats(m); /* dense FFN matrices: a plain MLP has no gate */
     vc       = (int)(((int64_t)m->vocab + n - 1) / n);
     vpad     = (m->vocab + n - 1) / n;
     qkv_cols = (double)q_local * dk + (double)kv_local * (dk + dv);
-    /* W_o rows of the rank's heads; MLA: W_UV of those heads too (latent -> v) */
-    ow = (double)q_slice * m->v_head_dim * (H + (mla ? m->kv_lora_rank : 0));
+    /* W_o rows of the rank's head pieces; MLA: W_UV of those heads too (latent -> v) */
+    ow = (double)q_slice * (m->v_head_dim / sp.q_split) * (H + (mla ? m->kv_lora_rank : 0));
     if (mla) { /* q (q_a + q_b, or q_proj), kv_a, and W_UK of every head (absorbed) */
         double qk = m->qk_nope_dim + m->qk_rope_dim, ql = m->q_lora_rank;
         qkv_cols = (ql > 0 ? ql + ql * Q * qk / H : Q * qk) + dk +
@@ -735,8 +738,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     t_attn1 = kv_local * HLX_MIX(hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 1, len / T),
                                  hlx_attn_time(hw, cfg->kv_dtype, group, dk, dv, 0, len / T));
     p->phase_s[HLX_PHASE_ATTN] = L * B * t_attn1;
-    /* the KVP all-to-all: peer j gets [B][q_slice][dv + 1] floats, req of them a request */
-    req = (double)q_slice * (dv + 1) * 4.0 * (cfg->kvp - 1);
+    /* the KVP all-to-all: peer j gets [B][q_slice][pw + 1] floats (a piece and its head's
+     * LSE), req of them a request */
+    req = (double)q_slice * (pw + 1) * 4.0 * (cfg->kvp - 1);
     a2a = hlx_coll_time(hw, 0, cfg->kvp, B * req);
     if (cfg->hopb && cfg->kvp > 1 && B > 1 && mb < B) {
         /* micro-batches of mb requests (the last one smaller): c + (nb-1) max(c, m) + m;
@@ -757,8 +761,8 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
     } else {
         p->phase_s[HLX_PHASE_A2A] = L * a2a;
     }
-    /* merge: reads kvp partials of every merged head (cache resident) */
-    p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (dv + 1) * 4.0) /
+    /* merge: reads kvp partials of every merged piece (cache resident) */
+    p->phase_s[HLX_PHASE_MERGE] = L * (2.0 * cfg->kvp * B * q_slice * (pw + 1) * 4.0) /
                                   (hw->read_gbps * 2e9);
     p->phase_s[HLX_PHASE_OPROJ] = L * HLX_GEMM_MIX(cfg->w_dtype, B, ow * wb);
     p->phase_s[HLX_PHASE_OPROJ_AR] = L * hlx_coll_time(hw, 1, n, (double)B * H * 4.0);

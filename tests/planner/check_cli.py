@@ -64,9 +64,11 @@ bad = [
     (["plan", "--model", "lama-405b", "--hw", "gb200-nvl72", "--context", "1K"], "llama-405b"),
     (["plan", "--model", "llama-405b", "--hw", "gb200-nvl72", "--context", "1K", "--tpa", "3",
       "--strategy", "tp"], "tpa 3 does not divide"),
-    # helix splits unevenly as the runtime does, but every rank needs a head after the a2a
-    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--kvp", "5",
-      "--tpa", "2"], "a TPA shard holds 4 query head(s), fewer than kvp"),
+    # helix splits unevenly and cuts heads into pieces as the runtime does, but every rank
+    # needs a piece after the a2a: tiny's shards of 4 heads x 32 values give 128 at most
+    (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--kvp", "129",
+      "--tpa", "2"], "a TPA shard's 4 query head(s) of 32 values give at most 128 pieces, "
+     "fewer than kvp"),
     (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--hopb", "maybe"],
      "--hopb"),
     (["plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K", "--set", "NOPE=1"],
@@ -138,6 +140,30 @@ for cmd, val, msg in (("plan", "PLAN_HBM_RESERVE=2", "'2' is outside [0, 0.9]"),
     name = val.split("=")[0].upper().replace("HELIX_", "")
     check(rc == 2 and err.startswith(f"helix {cmd}: --set {name}: {msg}") and
           err.count("\n") == 1, f"{cmd} --set {val}: exit {rc}, stderr {err!r}")
+
+# ---- KVP past a shard's query heads: each head cut into pieces (hlx_helix_split), as the
+# runtime runs it. tiny's shards of 4 heads over KVP 5: halves, 2 a rank at most.
+rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                   "--kvp", "5", "--tpa", "2", "--json")
+check(rc == 0 and json.loads(out)["feasible"] is True, f"tiny kvp 5 x tpa 2: {rc} {err!r}")
+# Llama 4 Scout (40 query heads, 8 KV heads of 128) at 10M tokens on GB200 NVL72: TPA 8
+# leaves 5 heads a shard, so KVP 8 (refused before the pieces) cuts them into halves; it is
+# now Helix's most interactive layout (docs/planner.md), ahead of medha's KVP 8 x TPA 8
+with tempfile.TemporaryDirectory() as d:
+    scout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "data",
+                         "hf_config", "llama4-scout.json")
+    with open(scout) as fi, open(os.path.join(d, "config.json"), "w") as fo:
+        fo.write(fi.read())
+    rc, out, err = run("plan", "--model", d, "--hw", "gb200-nvl72", "--context", "10M",
+                       "--strategy", "helix", "--kvp", "8", "--tpa", "8", "--tpf", "64",
+                       "--batch", "1", "--json")
+    check(rc == 0 and json.loads(out)["feasible"] is True, f"Scout kvp 8 x tpa 8: {rc} {err!r}")
+    rc, out, err = run("sweep", "--model", d, "--hw", "gb200-nvl72", "--context", "10M",
+                       "--strategies", "medha,helix", "--quiet")
+    best = [line for line in out.splitlines() if ": best interactivity: helix" in line]
+    check(rc == 0 and len(best) == 1 and "(helix kvp=8 tpa=8 " in best[0] and
+          "(medha) = " in best[0] and float(best[0].rsplit("= ", 1)[1].rstrip("x")) > 1.0,
+          f"Scout sweep: {rc} {out!r} {err!r}")
 
 # two outputs onto one file (the same name, or another spelling of it): refused before the
 # sweep, nothing written, where the second silently replaced the first

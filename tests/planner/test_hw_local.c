@@ -593,6 +593,34 @@ static void test_uneven(void **state)
     assert_true(fabs(p2.phase_s[HLX_PHASE_OPROJ] - 2 * (2e-6 + 131072 / 30e9)) < 1e-12);
 }
 
+/* Heads cut into pieces (runtime/layout.c): tiny's shards of 4 heads over KVP 5 give
+ * q_split 2 (halves of 16 values), 8 pieces over 5 ranks: 2 at most. On 16 cores (one rank
+ * each), batch 1, 2 layers:
+ *   all-to-all: each of the 4 peers gets 2 pieces x (16 values + 1 LSE) floats, so
+ *     M = 2 x 17 x 4 B x 4 = 544 B over the shm class (2 ranks, 2 us, 5 GB/s):
+ *     2 x (2 us x log2 5 + (4/5) / (1/2) x 544 / 5e9);
+ *   merge: 2 x (2 x 5 ranks x 2 pieces x 17 x 4 B) / (20 GB/s x 2e9) = 2 x 1360 / 4e10;
+ *   W_o: 2 pieces x 16 rows x 256 x 4 B = 32768 B, the 2 heads' rows of KVP 4's one. */
+static void test_pieces(void **state)
+{
+    hlx_hw_local_t hw;
+    hlx_model_t m = tiny_model();
+    hlx_local_pred_t p, p4;
+
+    (void)state;
+    hw_fixture(&hw);
+    hw.cores = 16;
+    predict(&hw, &m, cfg_of(5, 2, 1, 4096, 0, HLX_DTYPE_BF16), &p);
+    assert_true(p.share == 1.0);
+    assert_true(fabs(p.phase_s[HLX_PHASE_A2A] -
+                     2 * (2e-6 * log2(5.0) + 1.6 * 544 / 5e9)) < 1e-15);
+    assert_true(fabs(p.phase_s[HLX_PHASE_MERGE] - 2 * 1360 / 4e10) < 1e-18);
+    /* KVP 4 owns one whole head (32 rows): the same W_o bytes, the same GEMM time */
+    predict(&hw, &m, cfg_of(4, 2, 1, 4096, 0, HLX_DTYPE_BF16), &p4);
+    assert_true(fabs(p.phase_s[HLX_PHASE_OPROJ] - p4.phase_s[HLX_PHASE_OPROJ]) < 1e-18);
+    assert_true(fabs(p4.phase_s[HLX_PHASE_MERGE] - 2 * (2 * 4 * 1 * 33 * 4.0) / 4e10) < 1e-18);
+}
+
 static void test_refused_layouts(void **state)
 {
     hlx_hw_local_t hw;
@@ -609,8 +637,13 @@ static void test_refused_layouts(void **state)
     c = cfg_of(1, 3, 1, 4096, 0, HLX_DTYPE_BF16);
     assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "tpa 3"));
+    /* KVP past the 8 heads cuts them into pieces (16: halves of 16 values); past the
+     * 8 x 32 one-value pieces no rank count is left to cut for */
     c = cfg_of(16, 1, 1, 4096, 0, HLX_DTYPE_BF16);
+    assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_OK);
+    c = cfg_of(257, 1, 1, 4096, 0, HLX_DTYPE_BF16);
     assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "at most 256 pieces, fewer than kvp"));
     c = cfg_of(1, 1, 1, (int64_t)1 << 60, 0, HLX_DTYPE_BF16);
     assert_int_equal(hlx_local_predict(&hw, &m, &c, &p, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "context"));
@@ -706,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_step_wait),
         cmocka_unit_test(test_uneven),
         cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_pieces),
         cmocka_unit_test(test_refused_layouts),
         cmocka_unit_test(test_gemm_passes),
         cmocka_unit_test(test_cluster),

@@ -479,7 +479,8 @@ static void test_layout_checks(void **state)
  * f32 weights). KVP 3 x TPA 1: the 8 heads go 3, 3, 2 after the all-to-all, so the busiest
  * rank's W_o has 3 x 32 x 256 x 4 = 98304 bytes per layer and its FFN ceil(512/3) = 171
  * columns: 3 x 256 x 171 x 4 = 525312 bytes; KVP 3 x TPA 2: shards of 4 heads, slices
- * of 2, 1, 1. KVP 5 x TPA 2 leaves a rank without a head; TPA 3 past K 2 is no multiple. */
+ * of 2, 1, 1. TPA 3 past K 2 is no multiple. Whole heads (q_split 1) whenever KVP is at
+ * most the smallest shard's heads: the layouts of before are unchanged. */
 static void test_uneven_split(void **state)
 {
     fixture_t fx;
@@ -490,20 +491,24 @@ static void test_uneven_split(void **state)
 
     (void)state;
     fx_load(&fx, "tiny", "gb200-nvl72", 65536);
-    assert_int_equal(hlx_helix_split(8, 2, 3, 1, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_helix_split(8, 2, 32, 3, 1, &sp, err, sizeof(err)), HLX_OK);
     assert_int_equal(sp.q_local_max, 8);
     assert_int_equal(sp.kv_local_max, 2);
+    assert_int_equal(sp.q_split, 1);
     assert_int_equal(sp.q_slice_max, 3);
-    assert_int_equal(hlx_helix_split(8, 2, 3, 2, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_helix_split(8, 2, 32, 3, 2, &sp, err, sizeof(err)), HLX_OK);
     assert_int_equal(sp.q_local_max, 4);
+    assert_int_equal(sp.q_split, 1);
     assert_int_equal(sp.q_slice_max, 2);
-    assert_int_equal(hlx_helix_split(32, 8, 1, 3, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(hlx_helix_split(8, 2, 32, 4, 2, &sp, err, sizeof(err)), HLX_OK);
+    assert_int_equal(sp.q_split, 1); /* KVP = the shard's 4 heads: one whole head each */
+    assert_int_equal(sp.q_slice_max, 1);
+    assert_int_equal(hlx_helix_split(32, 8, 128, 1, 3, &sp, err, sizeof(err)), HLX_OK);
     assert_int_equal(sp.kv_local_max, 3); /* 8 KV heads over 3 shards: 2, 3, 3 */
     assert_int_equal(sp.q_local_max, 12);
     assert_int_equal(sp.q_local_min, 8);
-    assert_int_equal(hlx_helix_split(8, 2, 5, 2, &sp, err, sizeof(err)), HLX_ERR_INVALID);
-    assert_non_null(strstr(err, "fewer than kvp"));
-    assert_int_equal(hlx_helix_split(8, 2, 1, 3, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_int_equal(sp.q_split, 1);
+    assert_int_equal(hlx_helix_split(8, 2, 32, 1, 3, &sp, err, sizeof(err)), HLX_ERR_INVALID);
 
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
     hlx_plan_eval(&fx.ctx, &l, &r);
@@ -513,11 +518,69 @@ static void test_uneven_split(void **state)
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
     hlx_plan_eval(&fx.ctx, &l, &r);
     assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 2 * 2 * 32 * 256 * 4.0, 1e-12, "w_o, 2 heads");
-    l = lay(HLX_STRAT_HELIX, 5, 2, 10, 1, 4);
-    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
     /* the baselines keep even splits */
     l = lay(HLX_STRAT_TP, 1, 3, 3, 1, 4);
     assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_ERR_INVALID);
+    hlx_cluster_free(&fx.c);
+}
+
+/* KVP past a shard's query heads: each head cut into q_split pieces, q_split the smallest
+ * divisor of v_head_dim with q_split x (smallest shard's heads) >= KVP, the shard's pieces
+ * over KVP in near-equal parts (the busiest: ceil(largest shard's heads x q_split / KVP)).
+ *   Q 8, K 2, TPA 2 (shards of 4 heads), dv 16: KVP 5 needs 2 (8 pieces over 5: 2 at most);
+ *   KVP 9 needs >= 3: 4 for dv 16 (3 does not divide it; 16 over 9: 2), 3 for dv 12 (12
+ *   over 9: 2), 4 for dv 20; KVP 64 = 4 x 16: 16 pieces of one value, one each; KVP 65:
+ *   more ranks than the 64 pieces, refused; dv 1 (MLA's whole heads) refuses KVP 5.
+ *   Q 32, K 8, TPA 3 (shards of 8, 12, 12 heads), dv 128, KVP 9: the smallest shard's 8
+ *   heads need 2 pieces each; the largest's 24 pieces over 9: 3.
+ *   Q 8, K 2, TPA 4 (past K: shards of 2 heads), dv 32, KVP 3: 2 pieces, 4 over 3: 2.
+ *   Llama 4 Scout: Q 40, K 8, TPA 8 (shards of 5), dv 128, KVP 8: 2 pieces, 10 over 8: 2.
+ * Tiny (dv 32) at KVP 5 x TPA 2, batch 4: q_split 2, 2 pieces of 16 values a rank, so per
+ * layer W_o is 2 x 16 rows x 256 x 4 B = 32768 B; the combine sends each request's
+ * 4 heads x (32 values x 2 B + 2 pieces x 4 B of LSE) = 288 B, 4 requests: 1152 B, of which
+ * 4/5 leave the rank: 921.6 B a layer (whole heads would be 4 x 68 x 4 x 4/5 = 870.4). */
+static void test_helix_pieces(void **state)
+{
+    static const struct {
+        int q, k, dv, kvp, tpa, split, slice;
+    } ok[] = {
+        { 8, 2, 16, 5, 2, 2, 2 },    { 8, 2, 16, 9, 2, 4, 2 },  { 8, 2, 12, 9, 2, 3, 2 },
+        { 8, 2, 20, 9, 2, 4, 2 },    { 8, 2, 16, 64, 2, 16, 1 }, { 32, 8, 128, 9, 3, 2, 3 },
+        { 8, 2, 32, 3, 4, 2, 2 },    { 40, 8, 128, 8, 8, 2, 2 }, { 40, 8, 128, 5, 8, 1, 1 },
+    };
+    fixture_t fx;
+    hlx_layout_t l = lay(HLX_STRAT_HELIX, 5, 2, 10, 1, 4);
+    hlx_helix_split_t sp;
+    hlx_plan_result_t r;
+    char err[256] = "";
+    size_t i;
+
+    (void)state;
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        if (hlx_helix_split(ok[i].q, ok[i].k, ok[i].dv, ok[i].kvp, ok[i].tpa, &sp, err,
+                            sizeof(err)) != HLX_OK)
+            fail_msg("case %zu: %s", i, err);
+        if (sp.q_split != ok[i].split || sp.q_slice_max != ok[i].slice)
+            fail_msg("case %zu: q_split %d, q_slice_max %d; want %d, %d", i, sp.q_split,
+                     sp.q_slice_max, ok[i].split, ok[i].slice);
+    }
+    assert_int_equal(hlx_helix_split(8, 2, 16, 65, 2, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+    if (strstr(err, "4 query head(s) of 16 values give at most 64 pieces, fewer than kvp") ==
+        NULL)
+        fail_msg("reason: %s", err);
+    assert_int_equal(hlx_helix_split(8, 2, 1, 5, 2, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "fewer than kvp"));
+    assert_int_equal(hlx_helix_split(8, 2, 0, 1, 1, &sp, err, sizeof(err)), HLX_ERR_INVALID);
+
+    fx_load(&fx, "tiny", "gb200-nvl72", 65536);
+    assert_int_equal(hlx_plan_check(&fx.ctx, &l, err, sizeof(err)), HLX_OK);
+    hlx_plan_eval(&fx.ctx, &l, &r);
+    assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 2 * 32768.0, 1e-12, "w_o, 2 pieces of 16");
+    assert_rel(r.phase[HLX_PHASE_A2A].bytes, 2 * 921.6, 1e-12, "combine, an LSE per piece");
+    assert_true(r.feasible);
+    /* past the pieces: 4 heads x 32 values cannot reach 129 ranks */
+    l = lay(HLX_STRAT_HELIX, 129, 2, 258, 1, 4);
+    expect_bad(&fx.ctx, l, "give at most 128 pieces, fewer than kvp");
     hlx_cluster_free(&fx.c);
 }
 
@@ -633,6 +696,7 @@ int main(void)
         cmocka_unit_test(test_infeasible),
         cmocka_unit_test(test_layout_checks),
         cmocka_unit_test(test_uneven_split),
+        cmocka_unit_test(test_helix_pieces),
         cmocka_unit_test(test_pareto),
         cmocka_unit_test(test_variants),
         cmocka_unit_test(test_lockstep_per_request),
