@@ -3213,10 +3213,19 @@ static hlx_status_t hlx_cfg_nope(hlx_jdoc_t *doc, hlx_hf_config_t *c, int empty_
         if (pat == 0 && json_integer_value(v) == 0)
             pat = l + 1;
     }
-    if (pat == 1)
+    if (pat == 1) { /* the first layer unrotated: the list is no pattern helix reads */
+        for (l = 1; l < m->layers && json_integer_value(json_array_get(nl, (size_t)l)) == 0; l++)
+            ;
+        if (l == m->layers)
+            return hlx_jdoc_fail(doc, "/no_rope_layers/0", HLX_ERR_PARSE, "no_rope_layers[0] "
+                                 "is 0 and so is every other: a model without RoPE on any "
+                                 "layer is not read");
         return hlx_jdoc_fail(doc, "/no_rope_layers/0", HLX_ERR_PARSE, "no_rope_layers[0] is "
-                             "0: every layer would be without RoPE in the pattern it sets (one "
-                             "layer in every P unrotated, layer P - 1 the first)");
+                             "0 but no_rope_layers[%d] is 1: only one layer without RoPE in "
+                             "every P is read (layer P - 1 the first, as "
+                             "no_rope_layer_interval sets it), and layer 0 unrotated would "
+                             "make P 1", l);
+    }
     for (l = 0; l < m->layers; l++) {
         rope = (int)json_integer_value(json_array_get(nl, (size_t)l));
         snprintf(path, sizeof(path), "/no_rope_layers/%d", l);

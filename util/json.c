@@ -296,13 +296,38 @@ static void hlx_jdoc_mark_cut(char *err, size_t size, size_t total)
     memcpy(err + at, tail, tl + 1);
 }
 
+/* What an error names: the path's last key, or for an array element the nearest key with
+ * its indices ("/no_rope_layers/0" -> "no_rope_layers[0]", "/a/1/2" -> "a[1][2]"). */
+static void hlx_jdoc_leaf(const char *path, char *out, size_t size)
+{
+    const char *seg[32];
+    size_t len[32], k;
+    int n = 0, i, j;
+
+    while (*path == '/' && n < 32) { /* the segments after each '/' */
+        seg[n] = path + 1;
+        len[n] = strcspn(path + 1, "/");
+        path += len[n] + 1;
+        n++;
+    }
+    if (n == 0 || len[n - 1] == 0) {
+        snprintf(out, size, "(top level)");
+        return;
+    }
+    for (i = n - 1; i > 0 && strspn(seg[i], "0123456789") == len[i]; i--)
+        ;
+    k = (size_t)snprintf(out, size, "%.*s", (int)len[i], seg[i]);
+    for (j = i + 1; j < n && k < size; j++)
+        k += (size_t)snprintf(out + k, size - k, "[%.*s]", (int)len[j], seg[j]);
+}
+
 hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
                            const char *fmt, ...)
 {
-    char msg[sizeof(doc->err)], full[600];
+    char msg[sizeof(doc->err)], full[600], label[128];
     const char *key;
     int line = 1, col = 1, n;
-    size_t total, keep;
+    size_t total, keep, ll;
     va_list ap;
 
     va_start(ap, fmt);
@@ -320,8 +345,14 @@ hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t statu
         if (hlx_jdoc_locate(doc, parent, &line, &col) != 0)
             line = col = 1;
     }
-    total = (size_t)snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s: ", doc->name, line, col,
-                             key && key[1] ? key + 1 : "(top level)");
+    hlx_jdoc_leaf(path, label, sizeof(label));
+    /* a message that begins with the element it names ("moe_layers[0]: ...",
+     * "no_rope_layers[0] is 0 ...") names it once */
+    ll = strlen(label);
+    if (strchr(label, '[') && !strncmp(msg, label, ll) && (msg[ll] == ':' || msg[ll] == ' '))
+        label[0] = '\0';
+    total = (size_t)snprintf(doc->err, sizeof(doc->err), "%s:%d:%d: %s%s", doc->name, line, col,
+                             label, label[0] ? ": " : "");
     total += n > 0 ? (size_t)n : 0;
     keep = strlen(doc->err);
     snprintf(doc->err + keep, sizeof(doc->err) - keep, "%s", msg);

@@ -312,7 +312,7 @@ static void bad_layer_types(const char *name)
     expect_config(name, HLX_ERR_PARSE, "layer_types: expected a list of num_hidden_layers (2) "
                   "strings");
     set_key(name, "layer_types", json_pack("[s, s]", "sliding_attention", "chunked_attention"));
-    expect_config(name, HLX_ERR_PARSE, "1: layer 1: expected \"full_attention\" or "
+    expect_config(name, HLX_ERR_PARSE, "layer_types[1]: layer 1: expected \"full_attention\" or "
                   "\"sliding_attention\"");
     set_key(name, "layer_types", NULL);
 }
@@ -1635,7 +1635,7 @@ static void test_qwen(void **state)
     expect_config("q2", HLX_OK, NULL);
     assert_true(g_cfg.m.sliding_window == 4096 && g_cfg.m.sliding_from == 1);
     set_key("q2", "layer_types", json_pack("[s, s]", "sliding_attention", "full_attention"));
-    expect_config("q2", HLX_ERR_PARSE, "1: layer 1 is \"full_attention\" after the "
+    expect_config("q2", HLX_ERR_PARSE, "layer_types[1]: layer 1 is \"full_attention\" after the "
                   "\"sliding_attention\" of layer 0");
     bad_layer_types("q2");
     /* the switch is checked even with no sliding_window to switch */
@@ -2239,7 +2239,7 @@ static void test_dots1(void **state)
                "max_window_layers: transformers' Dots1ForCausalLM windows layer 1, as "
                "max_window_layers says (a window of 4 tokens)", json_integer(2));
     expect_key("d1", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"),
-               HLX_ERR_INVALID, "1: transformers' Dots1ForCausalLM windows layer "
+               HLX_ERR_INVALID, "layer_types[1]: transformers' Dots1ForCausalLM windows layer "
                "1, as layer_types says", json_pack("[s, s]", "full_attention", "full_attention"));
     expect_config("d1", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.sliding_window, 0);
@@ -2606,7 +2606,7 @@ static void test_olmo3(void **state)
     expect_config("o3", HLX_OK, NULL);
     assert_int_equal(g_cfg.m.sliding_window, 0);
     expect_key("o3", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"),
-               HLX_ERR_UNSUPPORTED, "1: layer 1 is \"sliding_attention\", which breaks the "
+               HLX_ERR_UNSUPPORTED, "layer_types[1]: layer 1 is \"sliding_attention\", which breaks the "
                "pattern of one full_attention layer in every 1", NULL);
     expect_key("o3", "layer_types", json_pack("[s]", "full_attention"), HLX_ERR_PARSE,
                "layer_types: expected a list of num_hidden_layers (2) strings", NULL);
@@ -3037,7 +3037,7 @@ static void test_gemma3(void **state)
     assert_int_equal(hlx_hf_config_load(dir, &cfg, err, sizeof(err)), HLX_OK);
     assert_true(cfg.m.sliding_window == 512 && cfg.m.sliding_pattern == 2);
     set_key("g3", "layer_types", json_pack("[s, s]", "full_attention", "sliding_attention"));
-    expect_config("g3", HLX_ERR_PARSE, "1: layer 1 is \"sliding_attention\", which breaks the "
+    expect_config("g3", HLX_ERR_PARSE, "layer_types[1]: layer 1 is \"sliding_attention\", which breaks the "
                   "pattern of one full_attention layer in every 1 (as the first "
                   "full_attention layer sets it;");
     bad_layer_types("g3");
