@@ -159,6 +159,7 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
 {
     char err[1024], *text, *s, *bol;
     int *ids = NULL, *lens = NULL, line = 1, lines = 0, len = 0, pmin = 0, b, rc = 2;
+    int blank = 0; /* the first empty line not yet followed by a prompt */
     size_t n = 0, cap = 0, nlens = 0, lcap = 0;
 
     *ids_p = NULL;
@@ -171,6 +172,17 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
     for (s = bol = text;; s++) {
         const char *col0 = s;
         if (*s == '\n' || *s == 0) {
+            /* an empty line would shift every later prompt to another request: refused
+             * before a prompt, allowed at the end of the file */
+            if (len > 0 && blank > 0) {
+                fprintf(stderr, "helix %s: %s:%d:1: an empty line before the prompt of line "
+                        "%d: each line is one request's prompt, and an empty prompt has no "
+                        "token to start from; remove the line\n", cmd, o->prompt_ids, blank,
+                        line);
+                goto bad;
+            }
+            if (len == 0 && blank == 0 && *s == '\n')
+                blank = line;
             if (len > 0 && lines++ < HLX_PROMPT_MAX_LINES) { /* more: counted, refused */
                 if (hlx_ints_push(&lens, &nlens, &lcap, len) != 0)
                     goto nomem;

@@ -267,6 +267,15 @@ inputs)
     expect2 '1 2 3\n4 99999999999999999999 6\n' "p.txt:2:3: token id 99999999999999999999 is outside"
     expect2 '1 2 3\n4 5 6\n' "has 2 lines (one per request) but --batch is 3" --batch 3
     expect2 '\n \n' "no token ids"
+    # an empty line between prompts (or before the first) would shift the later requests;
+    # empty lines at the end are only the file's end
+    expect2 '1 2 3\n\n4 5 6\n' "p.txt:2:1: an empty line before the prompt of line 3"
+    expect2 ' \t\n1 2 3\n' "p.txt:1:1: an empty line before the prompt of line 2"
+    printf '1 2 3\n4 5 6\n\n \n' >"$dir/p.txt"
+    "$helix" decode --prompt-ids "$dir/p.txt" --steps 1 --batch 2 >/dev/null 2>"$dir/err" || {
+        echo "FAIL: empty lines at the end refused: $(cat "$dir/err")"
+        fail=1
+    }
     "$helix" decode --prompt-ids "$dir/missing.txt" >/dev/null 2>"$dir/err"
     rc=$?
     echo "exit $rc: $(cat "$dir/err")"
