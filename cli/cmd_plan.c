@@ -413,6 +413,7 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
     const double L = ctx->m->layers;
     char lay[160], reason[512];
     double tsum = 0;
+    hlx_helix_split_t sp;
     int i;
 
     hlx_layout_format(l, lay, sizeof(lay));
@@ -421,6 +422,12 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
     fprintf(f, "weights %s, KV %s, HBM %.0f GB/s, NVLink domain %d GPUs\n\n",
             hlx_dtype_name(ctx->m->weight_dtype), hlx_dtype_name(ctx->m->kv_dtype),
             ctx->c->gpu.hbm_gbps, ctx->domain_gpus);
+    if (l->strategy == HLX_STRAT_HELIX && ctx->m->attn != HLX_ATTN_MLA &&
+        hlx_helix_split(ctx->m->q_heads, ctx->m->kv_heads, ctx->m->v_head_dim, l->kvp, l->tpa,
+                        &sp, NULL, 0) == HLX_OK && sp.q_split > 1)
+        fprintf(f, "heads: each query head in %d pieces of %d values for the all-to-all (kvp "
+                "%d exceeds a tpa shard's %d heads)\n\n", sp.q_split,
+                ctx->m->v_head_dim / sp.q_split, l->kvp, sp.q_local_min);
     fprintf(f, "%-15s %12s %11s %12s %12s  %-7s %s\n", "phase", "time/step us", "us/layer",
             "MB/GPU/step", "GFLOP/GPU", "bound", "link");
     for (i = 0; i < HLX_PHASE_COUNT; i++) {

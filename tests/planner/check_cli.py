@@ -146,6 +146,13 @@ for cmd, val, msg in (("plan", "PLAN_HBM_RESERVE=2", "'2' is outside [0, 0.9]"),
 rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
                    "--kvp", "5", "--tpa", "2", "--json")
 check(rc == 0 and json.loads(out)["feasible"] is True, f"tiny kvp 5 x tpa 2: {rc} {err!r}")
+rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                   "--kvp", "5", "--tpa", "2")
+check(rc == 0 and "heads: each query head in 2 pieces of 16 values for the all-to-all (kvp 5 "
+      "exceeds a tpa shard's 4 heads)" in out, f"tiny kvp 5 x tpa 2 text: {rc} {out!r}")
+rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
+                   "--kvp", "4", "--tpa", "2")
+check(rc == 0 and "heads:" not in out, f"tiny kvp 4 x tpa 2 (whole heads): {rc} {out!r}")
 # Llama 4 Scout (40 query heads, 8 KV heads of 128) at 10M tokens on GB200 NVL72: TPA 8
 # leaves 5 heads a shard, so KVP 8 (refused before the pieces) cuts them into halves; it is
 # now Helix's most interactive layout (docs/planner.md), ahead of medha's KVP 8 x TPA 8
