@@ -65,12 +65,34 @@ static void test_stubs(void **state)
     assert_int_equal(hlx_backend_init("no-such-backend", NULL, HLX_DTYPE_BF16, &be), HLX_ERR_INVALID);
 }
 
+/* The exchange tests' inputs: peer j's block offset for count[j] units (heads or pieces)
+ * of pw values, and B requests of Q heads of dv values, marked 1000 b + 10 h + e in opart
+ * and -(1000 b + h) in lse. Returns the zeroed send buffer. */
+static float *exchange_setup(int kvp, const int *count, int pw, int B, int Q, int dv,
+                             size_t *displ, float *opart, float *lse)
+{
+    size_t total = 0;
+    int j, b, h, e;
+
+    for (j = 0; j < kvp; j++) {
+        displ[j] = total;
+        total += (size_t)B * count[j] * (pw + 1);
+    }
+    for (b = 0; b < B; b++)
+        for (h = 0; h < Q; h++) {
+            lse[b * Q + h] = -(float)(1000 * b + h);
+            for (e = 0; e < dv; e++)
+                opart[(b * Q + h) * dv + e] = (float)(1000 * b + 10 * h + e);
+        }
+    return calloc(total, sizeof(float));
+}
+
 /* 3 peers with 2, 3, 3 heads of dv 4 (8 heads of one TPA shard over KVP 3), 5 requests. */
 static void test_pack_unpack(void **state)
 {
     enum { KVP = 3, DV = 4, Q = 8, B = 5 };
     const int first[KVP] = { 0, 2, 5 }, count[KVP] = { 2, 3, 3 };
-    size_t displ[KVP], total = 0;
+    size_t displ[KVP];
     float opart[B * Q * DV], lse[B * Q], *send, *oparts, *lseparts;
     hlx_backend_t be;
     hlx_xchg_desc_t d;
@@ -78,17 +100,7 @@ static void test_pack_unpack(void **state)
 
     (void)state;
     assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
-    for (j = 0; j < KVP; j++) {
-        displ[j] = total;
-        total += (size_t)B * count[j] * (DV + 1);
-    }
-    send = calloc(total, sizeof(float));
-    for (b = 0; b < B; b++)
-        for (h = 0; h < Q; h++) {
-            lse[b * Q + h] = -(float)(1000 * b + h);
-            for (e = 0; e < DV; e++)
-                opart[(b * Q + h) * DV + e] = (float)(1000 * b + 10 * h + e);
-        }
+    send = exchange_setup(KVP, count, DV, B, Q, DV, displ, opart, lse);
     d = (hlx_xchg_desc_t){ .kvp = KVP, .dv = DV, .q_local = Q, .sub = 1, .head_first = first,
                            .head_count = count, .displ = displ };
     /* two calls (micro-batches [0, 2) and [2, 5)) fill the same buffer as one would */
@@ -140,7 +152,7 @@ static void test_pack_pieces(void **state)
 {
     enum { KVP = 4, DV = 4, Q = 3, S = 2, PW = DV / S, B = 3 };
     const int first[KVP] = { 0, 1, 3, 4 }, count[KVP] = { 1, 2, 1, 2 };
-    size_t displ[KVP], total = 0;
+    size_t displ[KVP];
     float opart[B * Q * DV], lse[B * Q], *send;
     hlx_backend_t be;
     hlx_xchg_desc_t d;
@@ -148,17 +160,7 @@ static void test_pack_pieces(void **state)
 
     (void)state;
     assert_int_equal(hlx_backend_init("host", "scalar", HLX_DTYPE_BF16, &be), HLX_OK);
-    for (j = 0; j < KVP; j++) {
-        displ[j] = total;
-        total += (size_t)B * count[j] * (PW + 1);
-    }
-    send = calloc(total, sizeof(float));
-    for (b = 0; b < B; b++)
-        for (h = 0; h < Q; h++) {
-            lse[b * Q + h] = -(float)(1000 * b + h);
-            for (e = 0; e < DV; e++)
-                opart[(b * Q + h) * DV + e] = (float)(1000 * b + 10 * h + e);
-        }
+    send = exchange_setup(KVP, count, PW, B, Q, DV, displ, opart, lse);
     d = (hlx_xchg_desc_t){ .kvp = KVP, .dv = PW, .q_local = Q * S, .sub = S,
                            .head_first = first, .head_count = count, .displ = displ,
                            .b0 = 0, .b1 = B };
