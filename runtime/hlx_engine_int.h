@@ -34,11 +34,12 @@ typedef struct hlx_layer_w {
     float *qknorm;               /* [2][dk]: q_norm, then k_norm weights (qk_norm; else NULL) */
     float *post_norm;            /* [2][H]: the attention's, then the FFN's output norm
                                     weights (post_norms; else NULL) */
-    float *sinks;                /* [q_slice]: the sink logits of the heads this rank merges
-                                    (attn_sinks; else NULL) */
+    float *sinks;                /* [q_slice]: the sink logit of each head (piece) this rank
+                                    merges, a piece its head's (attn_sinks; else NULL) */
     float *bo;                   /* [H]: W_o's bias, added once to the all-reduced output
                                     (o_bias; else NULL) */
-    void  *wo;                   /* [q_slice * dv][H]: rows of this rank's head slice */
+    void  *wo;                   /* [q_slice * dv / q_split][H]: rows of this rank's slice
+                                    of heads (or pieces) */
     void  *wgu;                  /* [H][2 * ffn_count]: gate columns, then up columns */
     void  *wdown;                /* [ffn_count][H] */
     void  *kc, *vc;              /* KV shards [B][kv_local] of cap slots, kernels' layout */

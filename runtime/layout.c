@@ -85,17 +85,17 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
      * KVP, each head is cut into q_split pieces of dv / q_split values (q_split the smallest
      * divisor of dv that gives every KVP rank a piece), each carrying its head's LSE. */
     split = hlx_layout_split(min_q, kvp, dv);
-    if (split > 1 && m->attn == HLX_ATTN_MLA) {
+    if (min_q < kvp && m->attn == HLX_ATTN_MLA) {
         snprintf(err, errlen, "--kvp %d: model %s uses MLA, whose %d query heads are merged "
                  "whole (W_UV needs a head's whole latent): use --kvp <= %d", kvp, m->name, Q,
                  min_q);
         return HLX_ERR_INVALID;
     }
     if (split == 0) {
-        snprintf(err, errlen, "q_heads %d over N = KVP x TPA = %d x %d = %d: a TPA shard holds "
-                 "%d query head(s) of %d values, fewer than KVP %d even value by value, so "
-                 "some rank would own nothing after the all-to-all; use KVP <= %lld", Q, kvp,
-                 tpa, n, min_q, dv, kvp, (long long)min_q * dv);
+        snprintf(err, errlen, "--kvp %d: q_heads %d over N = KVP x TPA = %d x %d = %d: a TPA "
+                 "shard holds %d query head(s) of %d value(s), fewer than KVP %d even value by "
+                 "value, so some rank would own nothing after the all-to-all; use --kvp <= %lld",
+                 kvp, Q, kvp, tpa, n, min_q, dv, kvp, (long long)min_q * dv);
         return HLX_ERR_INVALID;
     }
     if (n > m->hidden || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab) {

@@ -970,7 +970,7 @@ mpirun-usage-once)
     # the runtime's layout errors, which every rank meets alike: before the bootstrap (the
     # layout against the model) and after it (against the job's size); no rank says more
     for a in "--kvp 2|this job has 3 rank(s) (mpirun) but --kvp 2" \
-             "--kvp 129 --tpa 2|a TPA shard holds 4 query head(s) of 32 values, fewer than KVP 129"; do
+             "--kvp 129 --tpa 2|a TPA shard holds 4 query head(s) of 32 value(s), fewer than KVP 129"; do
         timeout -k 2 60 mpirun --allow-run-as-root --oversubscribe -n 3 "$HX" decode \
             --context 1K ${a%%|*} >"$out" 2>"$err"
         rc=$?

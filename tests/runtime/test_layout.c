@@ -29,13 +29,15 @@ static hlx_model_t make_model(int q, int k, int ffn, int vocab)
     return m;
 }
 
-static void check_layout(int q, int k, int kvp, int tpa)
+static void check_layout_v(int q, int k, int kvp, int tpa, int v_head_dim)
 {
     hlx_model_t m = make_model(q, k, 100, 37);
     int n = kvp * tpa, r, h, owners[2048] = { 0 }, ffn_cov[100] = { 0 }, voc_cov[37] = { 0 };
     int split = 0, min_q = 1 << 30;
     int kv_max = 0, slice_max = 0, slice_min = 1 << 30, shard_heads[64] = { 0 };
     char err[256];
+
+    m.v_head_dim = v_head_dim; /* the values are what the pieces cut, not the keys */
 
     for (r = 0; r < n; r++) {
         hlx_layout_t L;
@@ -110,6 +112,11 @@ static void check_layout(int q, int k, int kvp, int tpa)
         assert_int_equal(voc_cov[h], 1);
 }
 
+static void check_layout(int q, int k, int kvp, int tpa)
+{
+    check_layout_v(q, k, kvp, tpa, 16);
+}
+
 static void test_partitions(void **state)
 {
     (void)state;
@@ -139,6 +146,9 @@ static void test_partitions(void **state)
     check_layout(40, 8, 6, 5); /* 40 heads over TPA 5: shards of 5 and 10, 2 pieces a head */
     check_layout(6, 2, 4, 4);  /* TPA > K: shards of 1 and 2 heads, 4 pieces a head */
     check_layout(2, 1, 32, 1); /* one piece of one value each */
+    /* values of 12 where keys have 16: 3 divides 12 (KVP 9 over 4 heads: thirds) */
+    check_layout_v(8, 2, 9, 2, 12);
+    check_layout_v(8, 2, 5, 2, 5); /* a prime: 5 pieces of 1 value */
 }
 
 static void test_kv_owner_counts(void **state)
@@ -196,14 +206,17 @@ static void test_rejects(void **state)
     assert_int_equal(hlx_layout_init(&m, 24, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
     assert_int_equal(L.q_split, 4); /* 3 would do, but does not divide 16 */
     assert_int_equal(hlx_layout_init(&m, 129, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
-    assert_non_null(strstr(err, "use KVP <= 128"));
+    assert_non_null(strstr(err, "use --kvp <= 128"));
     assert_int_equal(hlx_layout_init(&m, 33, 4, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "N = KVP x TPA"));
-    assert_non_null(strstr(err, "use KVP <= 32"));
+    assert_non_null(strstr(err, "use --kvp <= 32"));
     /* MLA merges whole heads: no pieces */
     m.attn = HLX_ATTN_MLA;
     m.kv_lora_rank = 16;
     assert_int_equal(hlx_layout_init(&m, 9, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
+    assert_non_null(strstr(err, "use --kvp <= 8"));
+    /* even past every value of the heads: MLA's own reason and bound */
+    assert_int_equal(hlx_layout_init(&m, 200, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "use --kvp <= 8"));
     m.attn = HLX_ATTN_GQA;
     m.hidden = 64;
