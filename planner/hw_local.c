@@ -657,6 +657,9 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
                 "query head: the runtime runs it with tpa 1 (all ranks on kvp)", cfg->tpa,
                 m->name);
     /* MLA's heads are never cut (width 1: whole heads, kvp at most Q as today) */
+    if (mla && cfg->kvp > Q)
+        HLX_BAD("kvp %d: model %s uses MLA, whose %d query heads are merged whole (W_UV needs "
+                "a head's whole latent): kvp at most %d", cfg->kvp, m->name, Q, Q);
     if (hlx_helix_split(Q, K, mla ? 1 : m->v_head_dim, cfg->kvp, cfg->tpa, &sp, err,
                         errlen) != HLX_OK)
         return HLX_ERR_INVALID;
