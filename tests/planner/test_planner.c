@@ -578,6 +578,13 @@ static void test_helix_pieces(void **state)
     assert_rel(r.phase[HLX_PHASE_OPROJ].bytes, 2 * 32768.0, 1e-12, "w_o, 2 pieces of 16");
     assert_rel(r.phase[HLX_PHASE_A2A].bytes, 2 * 921.6, 1e-12, "combine, an LSE per piece");
     assert_true(r.feasible);
+    /* the combine's buffers hold an LSE per piece: against KVP 4's whole heads (the same 4
+     * heads a shard, 4 requests), 2 buffers x 4 requests x 4 heads x 1 more LSE x 4 bytes */
+    {
+        hlx_plan_result_t r4;
+        hlx_plan_eval(&fx.ctx, &(hlx_layout_t){ HLX_STRAT_HELIX, 4, 2, 1, 8, 1, 1, 4, 0 }, &r4);
+        assert_rel(r.mem_act - r4.mem_act, 2.0 * 4 * 4 * 1 * 4.0, 1e-9, "an LSE per piece");
+    }
     /* past the pieces: 4 heads x 32 values cannot reach 129 ranks */
     l = lay(HLX_STRAT_HELIX, 129, 2, 258, 1, 4);
     expect_bad(&fx.ctx, l, "give at most 128 pieces, fewer than kvp");
