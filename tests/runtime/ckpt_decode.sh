@@ -60,16 +60,31 @@ shift 3
 expect_refused() {
     local name=$1 want=$2 rc
     shift 2
-    "$helix" decode "$@" >/dev/null 2>"$dir/err"
+    local err=$dir/refused.$name.err # its own: cases may run two at a time (int)
+    "$helix" decode "$@" >/dev/null 2>"$err"
     rc=$?
-    echo "$name: exit $rc: $(head -c 300 "$dir/err")"
+    echo "$name: exit $rc: $(head -c 300 "$err")"
     if [ -z "$want" ]; then
         [ $rc -eq 0 ] || { echo "FAIL: $name was not read"; fail=1; }
     else
-        [ $rc -eq 2 ] && grep -qF -- "$want" "$dir/err" ||
+        [ $rc -eq 2 ] && grep -qF -- "$want" "$err" ||
             { echo "FAIL: expected exit 2 naming '$want'"; fail=1; }
     fi
 }
+
+# in_lanes FN ARG...: FN ARG for each ARG in background jobs, two at a time (bg_start: the
+# cases are one process each, a core each), each job's lines printed in ARG order once it is
+# done; fail=1 where FN set fail in any (FN must return, not exit, to leave its status)
+in_lanes() {
+    local fn=$1 a
+    shift
+    for a in "$@"; do bg_start "$dir/lane.$a" lane_run "$fn" "$a"; done
+    for a in "$@"; do
+        bg_wait "$dir/lane.$a" || fail=1
+        cat "$dir/lane.$a" "$dir/lane.$a.err"
+    done
+}
+lane_run() { fail=0; "$1" "$2" 2>&1; return $fail; }
 
 case $mode in
 equal)
@@ -439,8 +454,10 @@ PY
     done
     # refused, each naming what is wrong
     "$helix" model synth --family moe-mla --dtype fp8 --seed 4 --out "$dir/mla" >/dev/null || exit 1
-    for bad in nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput kvgone \
-        nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale ctbstr; do
+    # fp8_refused BAD: $dir/BAD made from its source, refused naming what is wrong (or read);
+    # its verdict in $fail (in_lanes: two cases at a time)
+    fp8_refused() {
+        local bad=$1 src want
         case $bad in
         ctb*) src=qwen3-ctblock ;;
         nvfp4 | noalgo | nested | int8kv | kvgone | noinput) src=modelopt ;;
@@ -520,7 +537,9 @@ PY
         negblock)    want='down_proj.weight_scale_inv: value 0 is -1, not a weight scale' ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --kv-dtype fp8 --context 20 --steps 2
-    done
+    }
+    in_lanes fp8_refused nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput \
+        kvgone nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale ctbstr
     ;;
 int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by
@@ -608,8 +627,11 @@ PY
         fam=$1 fmt=$2 name=$(echo "$form" | tr -c 'a-z0-9\n' '_')
         shift 2
         q_get "$name" || exit 1
+        # the bf16 copy decoded beside the packed form (one process each, a core each)
+        ( fail=0; decode1 "$dir/$name.ref" "$dir/out.b"; exit $fail ) &
+        ref_pid=$!
         decode1 "$dir/$name" "$dir/out.a"
-        decode1 "$dir/$name.ref" "$dir/out.b"
+        wait $ref_pid || fail=1
         same "$fam, $fmt $*" "$dir/out.a" "$dir/out.b"
         # kept packed (HELIX_W_PACKED, docs/kernels.md "Packed integer weights"), act
         # order's permuted groups included; int8 (I8 with a scale, not packed words) and
@@ -799,9 +821,10 @@ PY
     # refused: configs at their line:column, packed sets with a part missing, misshaped or
     # out of range, a Linear both packed and plain, a stray part, a NaN scale
     P=model.layers.0.self_attn.q_proj
-    for bad in bits5 bits3 awqbits3 ctbits3 q3shape q3rows marlin lmhead gemv nozero w8a8 \
-        ctfmt group0 noqzeros scales gidx both stray nanscale ctshape i8asym i8noscale \
-        negscale nogidx ctnogidx ctsym noconfig dynamic llmawq qwshape ctnullfmt zbias nzbias; do
+    # refused_case BAD: $dir/BAD made from its source and decoded, refused with its message
+    # (or read); its verdict in $fail (in_lanes: two cases at a time)
+    refused_case() {
+        local bad=$1 src want
         case $bad in
         gemv|nozero|llmawq|awqbits3) src=awq ;;
         w8a8|ctfmt|ctshape|ctsym|ctnullfmt|ctbits3) src=ctm ;;
@@ -900,7 +923,12 @@ PY
         qwshape)  want="q_proj.weight: shape [64, 256], expected [256, 256] (packed in $P.qweight [32, 64], GPTQ 4-bit)" ;;
         esac
         expect_refused $bad "$want" --model "$dir/$bad" --context 20 --steps 2
-    done
+    }
+    for q in awq ctm g3 i8 gptqao ctao gptq; do q_get $q || exit 1; done
+    in_lanes refused_case bits5 bits3 awqbits3 ctbits3 q3shape q3rows marlin lmhead gemv \
+        nozero w8a8 ctfmt group0 noqzeros scales gidx both stray nanscale ctshape i8asym \
+        i8noscale negscale nogidx ctnogidx ctsym noconfig dynamic llmawq qwshape ctnullfmt \
+        zbias nzbias
     ;;
 packhint)
     # The memory refusal of a rank holding a checkpoint's packed weights dequantized names

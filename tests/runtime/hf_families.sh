@@ -96,13 +96,21 @@ esac
 # 2. the Qwen families, Phi-3 and InternLM2 (fused qkv_proj and wqkv read by head) sharded,
 # checked against the fp64 reference
 # sharded_fam FAM: $dir/FAM-bf16 under --check on 1 rank, KVP 2 and 2 x 2, the same tokens
+# (its 1-rank run started by sharded_one beforehand where it was, else here)
+sharded_args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8
+              --context 40 --check --json --timeout 60)
+# sharded_one FAM: FAM's 1-rank run started in the background (bg_start: two at a time,
+# one process each) into $dir/FAM.1
+sharded_one() {
+    bg_start "$dir/$1.1" "$helix" decode --model "$dir/$1-bf16" "${sharded_args[@]}"
+}
 sharded_fam() {
     local args fam=$1 ck tok lay n ep
-    args=(--steps 4 --batch 3 --prompt-ids "$data/prompt3.txt" --prefill-chunk 8 --context 40
-          --check --json --timeout 60)
+    args=("${sharded_args[@]}")
     ck=$dir/$fam-bf16
-    "$helix" decode --model "$ck" "${args[@]}" >"$dir/$fam.1" 2>"$dir/err" ||
-        { echo "FAIL: $fam, 1 rank: $(cat "$dir/err")"; fail=1; return; }
+    [ -n "${bg_pid[$dir/$fam.1]-}" ] || sharded_one "$fam"
+    bg_wait "$dir/$fam.1" ||
+        { echo "FAIL: $fam, 1 rank: $(cat "$dir/$fam.1.err")"; fail=1; return; }
     tok=$(json_field "$dir/$fam.1" "d['tokens']")
     for lay in "2 1" "2 2"; do # TPA 2 alone: as in 2 x 2, which splits the heads too
         set -- $lay
@@ -118,10 +126,12 @@ sharded_fam() {
 }
 
 sharded() {
-    local fam
-    for fam in qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3 gemma3mm \
-        internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 \
-        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3 llama4; do
+    local fam fams="qwen2 qwen2vl llavaov qwen3 qwen3vl phi3 glm glm4 gemma gemma2 gemma3
+        gemma3mm internlm2 granite smollm3 seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1
+        deepseek-moe gpt-oss granitemoe granitemoeshared olmo2 olmo3 llama4"
+    # the 1-rank runs first, two at a time; then each family's runs over ranks, one at a time
+    for fam in $fams; do sharded_one $fam; done
+    for fam in $fams; do
         sharded_fam $fam
     done
 }
@@ -135,19 +145,30 @@ sharded_starcoder2() {
 }
 
 if [ "$part" = sharded ]; then
-    for fam in qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 \
-        seed-oss qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe \
-        granitemoeshared olmo2 olmo3 llama4; do
+    # the checkpoints made two at a time (bg_start: one process each), waited for in order
+    fams="qwen2 qwen3 phi3 glm glm4 gemma gemma2 gemma3 internlm2 granite smollm3 seed-oss
+        qwen2-moe qwen3-moe mixtral glm4-moe dots1 deepseek-moe gpt-oss granitemoe
+        granitemoeshared olmo2 olmo3 llama4"
+    for fam in $fams; do
         seed=11
         [ $fam = qwen2-moe ] && seed=1 # as in 1.
         [ $fam = olmo2 ] && seed=4
-        synth_fam "$fam" bf16 $seed "$dir/$fam-bf16" || { echo "FAIL: synth $fam bf16"; fail=1; }
+        bg_start "$dir/synth.$fam" synth_fam "$fam" bf16 $seed "$dir/$fam-bf16"
     done
-    for mm in "gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" \
-        "qwen2 llava-onevision llavaov" "qwen3 qwen3-vl qwen3vl"; do
+    for fam in $fams; do
+        bg_wait "$dir/synth.$fam" ||
+            { echo "FAIL: synth $fam bf16: $(cat "$dir/synth.$fam.err")"; fail=1; }
+    done
+    mms=("gemma3 gemma3 gemma3mm" "qwen2 qwen2.5-vl qwen2vl" "qwen2 llava-onevision llavaov"
+         "qwen3 qwen3-vl qwen3vl")
+    for mm in "${mms[@]}"; do
         set -- $mm
-        python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" "$dir/$3-bf16" $2 new ||
-            { echo "FAIL: multimodal.py $2 bf16"; fail=1; }
+        bg_start "$dir/mm.$3" python3 "$(dirname "$0")/multimodal.py" "$dir/$1-bf16" \
+            "$dir/$3-bf16" $2 new
+    done
+    for mm in "${mms[@]}"; do
+        set -- $mm
+        bg_wait "$dir/mm.$3" || { cat "$dir/mm.$3" "$dir/mm.$3.err"; echo "FAIL: multimodal.py $2 bf16"; fail=1; }
     done
     sharded
     sharded_starcoder2

@@ -98,9 +98,13 @@ r=$(json_field "$dir/wide.json" "d['kv_ring_slots']")
 [ "$r" = 0 ] || { echo "FAIL: a window past every sequence has a ring of $r slots"; fail=1; }
 
 # 1M tokens: the two windowed layers' rings beside the whole layer's 1M positions
+# (the two runs side by side, one process each: bg_start, report.sh)
 for m in one:"$model" none:"$dir/m-none.json"; do
-    "$helix" decode --model "${m#*:}" --context 1M --steps 2 --json >"$dir/1m-${m%%:*}.json" \
-        2>"$dir/err" || { echo "FAIL: 1M ${m%%:*}: $(cat "$dir/err")"; fail=1; }
+    bg_start "$dir/1m-${m%%:*}.json" "$helix" decode --model "${m#*:}" --context 1M --steps 2 \
+        --json
+done
+for m in one none; do
+    bg_wait "$dir/1m-$m.json" || { echo "FAIL: 1M $m: $(cat "$dir/1m-$m.json.err")"; fail=1; }
 done
 a=$(json_field "$dir/1m-one.json" "d['kv_bytes_per_rank_max']")
 b=$(json_field "$dir/1m-none.json" "d['kv_bytes_per_rank_max']")
@@ -114,9 +118,12 @@ echo "1M tokens: KV $a bytes with the windows' rings, $b without windows"
 python3 -c 'import json, sys; m = json.load(open(sys.argv[1])); m.update(name="tiny-allwin", sliding_pattern=0); json.dump(m, open(sys.argv[2], "w"))' \
     "$model" "$dir/m-all.json"
 for ctx in 1M 1T; do
-    timeout -k 5 60 "$helix" decode --model "$dir/m-all.json" --context $ctx --steps 3 \
-        --batch 2 --json >"$dir/all-$ctx.json" 2>"$dir/err" ||
-        { echo "FAIL: every layer windowed, context $ctx: $(cat "$dir/err")"; fail=1; }
+    bg_start "$dir/all-$ctx.json" timeout -k 5 60 "$helix" decode --model "$dir/m-all.json" \
+        --context $ctx --steps 3 --batch 2 --json
+done
+for ctx in 1M 1T; do
+    bg_wait "$dir/all-$ctx.json" ||
+        { echo "FAIL: every layer windowed, context $ctx: $(cat "$dir/all-$ctx.json.err")"; fail=1; }
 done
 timeout -k 5 90 "$helixrun" --no-prefix --oversubscribe -n 2 --timeout 60 -- "$helix" decode --kvp 2 \
     --model "$dir/m-all.json" --context 1T --steps 3 --batch 2 --json >"$dir/all-kvp2.json" \
