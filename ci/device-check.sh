@@ -271,9 +271,9 @@ step decode-cuda-llama4 60 "$helix" decode --device cuda \
 HELIX_GPU_SHARE=1 step decode-cuda-llama4-ep2 60 "$helixrun" --no-prefix -n 2 --timeout 55 -- \
     "$helix" decode --device cuda --kvp 2 --ep 2 --model tests/runtime/data/tiny-llama4.json \
     --batch 3 --context 300 --steps 6 --check --json
-# KVP past a shard's heads: tiny-q3's 3 heads in 2 pieces each over KVP 4 (1, 2, 1, 2
-# pieces; rank 1's span two heads), each piece its head's LSE (the pack kernel's sub) and
-# sink, with a prompt through the prefill's exchange
+# KVP past a shard's heads: tiny-q3's 3 heads in quarters over KVP 4 (3 pieces a rank;
+# rank 1's span two heads), each piece its head's LSE (the pack kernel's sub) and sink,
+# with a prompt through the prefill's exchange
 HELIX_GPU_SHARE=1 step decode-cuda-pieces-kvp4 60 "$helixrun" --no-prefix -n 4 --timeout 55 -- \
     "$helix" decode --device cuda --kvp 4 --model tests/runtime/data/tiny-q3.json \
     --prompt-ids "$out/ragged.txt" --batch 3 --context 300 --steps 6 --prefill-chunk 8 \

@@ -265,14 +265,26 @@ hlx_status_t hlx_helix_split(int Q, int K, int dv, int kvp, int tpa, hlx_helix_s
         s.q_local_min  = G / (tpa / K);
         s.group        = s.q_local_max;
     }
-    /* Every KVP rank must own a piece after the all-to-all: a head is cut into the fewest
-     * equal pieces (a divisor of dv) that give the smallest shard at least kvp of them. */
+    /* Every KVP rank must own a piece after the all-to-all: past a shard's heads, a head is
+     * cut into equal pieces (a divisor d of dv giving the smallest shard at least kvp of
+     * them), d the one whose busiest rank moves the fewest floats: ceil(q_local_max d / kvp)
+     * pieces of dv / d values and an LSE each, ties to the smaller d (runtime/layout.c). */
     if ((int64_t)s.q_local_min * dv < kvp)
         HLX_BAD("q_heads %d over kvp %d x tpa %d: a TPA shard's %d query head(s) of %d values "
                 "give at most %lld pieces, fewer than kvp", Q, kvp, tpa, s.q_local_min, dv,
                 (long long)s.q_local_min * dv);
-    for (d = (kvp + s.q_local_min - 1) / s.q_local_min; dv % d != 0; d++)
-        ;
+    d = 1;
+    if (s.q_local_min < kvp) {
+        int64_t c, best = -1;
+        int e;
+        for (e = 2; e <= dv; e++) {
+            if (dv % e != 0 || (int64_t)s.q_local_min * e < kvp)
+                continue;
+            c = ((int64_t)s.q_local_max * e + kvp - 1) / kvp * (dv / e + 1);
+            if (best < 0 || c < best)
+                best = c, d = e;
+        }
+    }
     s.q_split     = d;
     s.q_slice_max = (int)(((int64_t)s.q_local_max * d + kvp - 1) / kvp);
     *s_p = s;

@@ -114,9 +114,10 @@ void         hlx_plan_settings_default(hlx_plan_settings_t *set);
  * (runtime/layout.c): TPA shards of whole KV heads (uneven when TPA does not divide K) or,
  * past K (TPA a multiple of K), near-equal parts of one KV head's query heads; after the
  * all-to-all, near-equal consecutive parts of a shard's head pieces over KVP. A head is
- * cut into q_split pieces of v_head_dim / q_split values (the smallest divisor of
- * v_head_dim that gives the smallest shard at least KVP pieces; 1, whole heads, whenever
- * KVP <= the smallest shard's heads), each piece carrying its head's LSE. The busiest rank
+ * cut into q_split pieces of v_head_dim / q_split values (1, whole heads, whenever KVP
+ * <= the smallest shard's heads; else, of the divisors of v_head_dim that give the smallest
+ * shard at least KVP pieces, the one whose busiest rank moves the fewest floats, pieces x
+ * (values + 1), ties to the smaller), each piece carrying its head's LSE. The busiest rank
  * sets the step, so the cost model charges these maxima. Even splits give Q/TPA,
  * ceil(K/TPA), Q/N exactly. */
 typedef struct hlx_helix_split {

@@ -27,16 +27,25 @@ static void hlx_layout_tpa_shard(const hlx_model_t *m, int tpa, int t, int *q_fi
     }
 }
 
-/* The smallest divisor s of dv with heads x s >= kvp (1 when heads >= kvp), or 0 when
- * even single values are too few (heads x dv < kvp). */
-static int hlx_layout_split(int heads, int kvp, int dv)
+/* 1 when every KVP rank can own whole heads (min_q >= kvp); else the divisor s of dv with
+ * min_q x s >= kvp whose busiest rank moves the fewest floats: ceil(max_q x s / kvp) pieces
+ * of dv / s values and an LSE each (ties: the smaller s, fewer LSEs); 0 when even single
+ * values are too few (min_q x dv < kvp). */
+static int hlx_layout_split(int min_q, int max_q, int kvp, int dv)
 {
-    int s;
+    int64_t cost, best_cost = 0;
+    int s, best = 0;
 
-    for (s = 1; s <= dv; s++)
-        if (dv % s == 0 && (int64_t)heads * s >= kvp)
-            return s;
-    return 0;
+    if (min_q >= kvp)
+        return 1;
+    for (s = 2; s <= dv; s++) {
+        if (dv % s != 0 || (int64_t)min_q * s < kvp)
+            continue;
+        cost = ((int64_t)max_q * s + kvp - 1) / kvp * (dv / s + 1);
+        if (best == 0 || cost < best_cost)
+            best = s, best_cost = cost;
+    }
+    return best;
 }
 
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
@@ -82,9 +91,10 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
         max_kv = kl > max_kv ? kl : max_kv;
     }
     /* Every rank must own something after the all-to-all: with fewer heads in a shard than
-     * KVP, each head is cut into q_split pieces of dv / q_split values (q_split the smallest
-     * divisor of dv that gives every KVP rank a piece), each carrying its head's LSE. */
-    split = hlx_layout_split(min_q, kvp, dv);
+     * KVP, each head is cut into q_split pieces of dv / q_split values (q_split a divisor of
+     * dv that gives every KVP rank a piece, the one whose busiest rank moves the fewest
+     * floats), each carrying its head's LSE. */
+    split = hlx_layout_split(min_q, max_q, kvp, dv);
     if (min_q < kvp && m->attn == HLX_ATTN_MLA) {
         snprintf(err, errlen, "--kvp %d: model %s uses MLA, whose %d query heads are merged "
                  "whole (W_UV needs a head's whole latent): use --kvp <= %d", kvp, m->name, Q,

@@ -154,7 +154,7 @@ rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context"
                    "--kvp", "4", "--tpa", "2")
 check(rc == 0 and "heads:" not in out, f"tiny kvp 4 x tpa 2 (whole heads): {rc} {out!r}")
 # Llama 4 Scout (40 query heads, 8 KV heads of 128) at 10M tokens on GB200 NVL72: TPA 8
-# leaves 5 heads a shard, so KVP 8 (refused before the pieces) cuts them into halves; it is
+# leaves 5 heads a shard, so KVP 8 (refused before the pieces) cuts them into eighths; it is
 # now Helix's most interactive layout (docs/planner.md), ahead of medha's KVP 8 x TPA 8
 with tempfile.TemporaryDirectory() as d:
     scout = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "model", "data",

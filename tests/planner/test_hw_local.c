@@ -619,18 +619,18 @@ static void test_pieces(void **state)
     predict(&hw, &m, cfg_of(4, 2, 1, 4096, 0, HLX_DTYPE_BF16), &p4);
     assert_true(fabs(p.phase_s[HLX_PHASE_OPROJ] - p4.phase_s[HLX_PHASE_OPROJ]) < 1e-18);
     assert_true(fabs(p4.phase_s[HLX_PHASE_MERGE] - 2 * (2 * 4 * 1 * 33 * 4.0) / 4e10) < 1e-18);
-    /* values of 24 where keys have 32: the pieces cut the values (KVP 9 over 4 heads: 3
-     * does divide 24, so thirds of 8 values, where 32 would give quarters), 2 a rank: the
-     * all-to-all 2 x (8 + 1) x 4 bytes to each of 8 peers = 576 (its bandwidth term scaled
-     * by 8/9 over the fixture's 1/2), the merge 2 x 9 x 2 x 9 x 4 = 1296 bytes, both per
-     * layer */
+    /* values of 24 where keys have 32: the pieces cut the values (KVP 6 over 4 heads:
+     * thirds of 8 values, 2 a rank, 2 x 9 = 18 floats, where 32 values would go in
+     * quarters): the all-to-all 2 x (8 + 1) x 4 bytes to each of 5 peers = 360 (its
+     * bandwidth term scaled by 5/6 over the fixture's 1/2), the merge 2 x 6 x 2 x 9 x 4 =
+     * 864 bytes, both per layer */
     m.v_head_dim = 24;
-    hw.cores = 32; /* 18 ranks, one core each */
-    predict(&hw, &m, cfg_of(9, 2, 1, 4096, 0, HLX_DTYPE_BF16), &p);
+    hw.cores = 32; /* 12 ranks, one core each */
+    predict(&hw, &m, cfg_of(6, 2, 1, 4096, 0, HLX_DTYPE_BF16), &p);
     assert_true(p.share == 1.0);
     assert_true(fabs(p.phase_s[HLX_PHASE_A2A] -
-                     2 * (2e-6 * log2(9.0) + 16.0 / 9 * 576 / 5e9)) < 1e-15);
-    assert_true(fabs(p.phase_s[HLX_PHASE_MERGE] - 2 * 1296 / 4e10) < 1e-18);
+                     2 * (2e-6 * log2(6.0) + 10.0 / 6 * 360 / 5e9)) < 1e-15);
+    assert_true(fabs(p.phase_s[HLX_PHASE_MERGE] - 2 * 864 / 4e10) < 1e-18);
 }
 
 static void test_refused_layouts(void **state)

@@ -525,16 +525,20 @@ static void test_uneven_split(void **state)
 }
 
 /* KVP past a shard's query heads: each head cut into q_split pieces, q_split the smallest
- * divisor of v_head_dim with q_split x (smallest shard's heads) >= KVP, the shard's pieces
- * over KVP in near-equal parts (the busiest: ceil(largest shard's heads x q_split / KVP)).
- *   Q 8, K 2, TPA 2 (shards of 4 heads), dv 16: KVP 5 needs 2 (8 pieces over 5: 2 at most);
- *   KVP 9 needs >= 3: 4 for dv 16 (3 does not divide it; 16 over 9: 2), 3 for dv 12 (12
- *   over 9: 2), 4 for dv 20; KVP 64 = 4 x 16: 16 pieces of one value, one each; KVP 65:
- *   more ranks than the 64 pieces, refused; dv 1 (MLA's whole heads) refuses KVP 5.
- *   Q 32, K 8, TPA 3 (shards of 8, 12, 12 heads), dv 128, KVP 9: the smallest shard's 8
- *   heads need 2 pieces each; the largest's 24 pieces over 9: 3.
- *   Q 8, K 2, TPA 4 (past K: shards of 2 heads), dv 32, KVP 3: 2 pieces, 4 over 3: 2.
- *   Llama 4 Scout: Q 40, K 8, TPA 8 (shards of 5), dv 128, KVP 8: 2 pieces, 10 over 8: 2.
+ * divisor of v_head_dim with q_split x (smallest shard's heads) >= KVP whose busiest rank
+ * moves the fewest floats: c(s) = ceil(largest shard's heads x s / KVP) pieces x (dv / s
+ * values + 1 LSE), ties to the smaller s.
+ *   Q 8, K 2, TPA 2 (shards of 4 heads), dv 16: KVP 5: c(2) = 2 x 9 = 18 against c(4) =
+ *   4 x 5 = 20: 2; KVP 9 needs >= 3: dv 16: c(4) = 2 x 5 = 10 (c(8) = 12); dv 12: c(4) =
+ *   2 x 4 = 8 (c(3) = 10, c(6) = 9); dv 20: c(4) = 12 (c(5) = 15); KVP 64 = 4 x 16: 16 pieces
+ *   of one value, one each; KVP 65: more ranks than the 64 pieces, refused; dv 1 (MLA's
+ *   whole heads) refuses KVP 5.
+ *   Q 32, K 8, TPA 3 (shards of 8, 12, 12 heads), dv 128, KVP 9: c(2) = 3 x 65 = 195,
+ *   c(4) = 6 x 33 = 198, c(8) = 11 x 17 = 187, c(16) = 22 x 9 = 198: eighths, 11 a rank.
+ *   Q 8, K 2, TPA 4 (past K: shards of 2 heads), dv 32, KVP 3: c(2) = 34, c(4) = 3 x 9 =
+ *   27, c(8) = 30: quarters, 3 a rank.
+ *   Llama 4 Scout: Q 40, K 8, TPA 8 (shards of 5), dv 128, KVP 8: c(2) = 2 x 65 = 130,
+ *   c(4) = 99, c(8) = 5 x 17 = 85, c(16) = 90: eighths, 5 a rank.
  * Tiny (dv 32) at KVP 5 x TPA 2, batch 4: q_split 2, 2 pieces of 16 values a rank, so per
  * layer W_o is 2 x 16 rows x 256 x 4 B = 32768 B; the combine sends each request's
  * 4 heads x (32 values x 2 B + 2 pieces x 4 B of LSE) = 288 B, 4 requests: 1152 B, of which
@@ -544,9 +548,9 @@ static void test_helix_pieces(void **state)
     static const struct {
         int q, k, dv, kvp, tpa, split, slice;
     } ok[] = {
-        { 8, 2, 16, 5, 2, 2, 2 },    { 8, 2, 16, 9, 2, 4, 2 },  { 8, 2, 12, 9, 2, 3, 2 },
-        { 8, 2, 20, 9, 2, 4, 2 },    { 8, 2, 16, 64, 2, 16, 1 }, { 32, 8, 128, 9, 3, 2, 3 },
-        { 8, 2, 32, 3, 4, 2, 2 },    { 40, 8, 128, 8, 8, 2, 2 }, { 40, 8, 128, 5, 8, 1, 1 },
+        { 8, 2, 16, 5, 2, 2, 2 },    { 8, 2, 16, 9, 2, 4, 2 },  { 8, 2, 12, 9, 2, 4, 2 },
+        { 8, 2, 20, 9, 2, 4, 2 },    { 8, 2, 16, 64, 2, 16, 1 }, { 32, 8, 128, 9, 3, 8, 11 },
+        { 8, 2, 32, 3, 4, 4, 3 },    { 40, 8, 128, 8, 8, 8, 5 }, { 40, 8, 128, 5, 8, 1, 1 },
     };
     fixture_t fx;
     hlx_layout_t l = lay(HLX_STRAT_HELIX, 5, 2, 10, 1, 4);

@@ -33,7 +33,7 @@ static void check_layout_v(int q, int k, int kvp, int tpa, int v_head_dim)
 {
     hlx_model_t m = make_model(q, k, 100, 37);
     int n = kvp * tpa, r, h, owners[2048] = { 0 }, ffn_cov[100] = { 0 }, voc_cov[37] = { 0 };
-    int split = 0, min_q = 1 << 30;
+    int split = 0, min_q = 1 << 30, max_q = 0, dv;
     int kv_max = 0, slice_max = 0, slice_min = 1 << 30, shard_heads[64] = { 0 };
     char err[256];
 
@@ -64,6 +64,7 @@ static void check_layout_v(int q, int k, int kvp, int tpa, int v_head_dim)
             split = L.q_split;
         assert_int_equal(L.q_split, split);
         min_q = L.q_local < min_q ? L.q_local : min_q;
+        max_q = L.q_local > max_q ? L.q_local : max_q;
         assert_true(L.q_slice >= 1);
         assert_true(L.q_slice_first >= L.q_first * split);
         assert_true(L.q_slice_first + L.q_slice <= (L.q_first + L.q_local) * split);
@@ -100,10 +101,19 @@ static void check_layout_v(int q, int k, int kvp, int tpa, int v_head_dim)
     for (h = 0, r = 0; r < tpa; r++)
         h += shard_heads[r];
     assert_int_equal(h, q);
-    /* the smallest divisor of v_head_dim that gives every KVP rank a piece */
+    /* whole heads when they go round; else the divisor of v_head_dim that gives every KVP
+     * rank a piece with the fewest floats on the busiest one (its pieces x (values + an
+     * LSE)), ties to the smaller: every other candidate costs more, or as much and is
+     * larger */
+    dv = m.v_head_dim;
     assert_true((int64_t)min_q * split >= kvp);
-    for (h = 1; h < split; h++)
-        assert_true(m.v_head_dim % h != 0 || min_q * h < kvp);
+    assert_true(min_q < kvp || split == 1);
+    for (h = 2; h <= dv && min_q < kvp; h++) {
+        int64_t c = ((int64_t)max_q * h + kvp - 1) / kvp * (dv / h + 1);
+        int64_t c0 = ((int64_t)max_q * split + kvp - 1) / kvp * (dv / split + 1);
+        if (dv % h == 0 && (int64_t)min_q * h >= kvp)
+            assert_true(c > c0 || (c == c0 && h >= split));
+    }
     for (h = 0; h < q * split; h++)
         assert_int_equal(owners[h], 1);
     for (h = 0; h < 100; h++)
@@ -142,12 +152,12 @@ static void test_partitions(void **state)
     /* KVP past a shard's heads: heads cut into pieces of v_head_dim / q_split (16 here) */
     check_layout(8, 2, 5, 2);  /* 4 heads x 2 pieces over 5: 1, 2, 1, 2, 2 */
     check_layout(8, 2, 16, 1); /* 8 x 2 over 16 */
-    check_layout(8, 2, 24, 1); /* 3 does not divide 16: 4 pieces a head */
-    check_layout(40, 8, 6, 5); /* 40 heads over TPA 5: shards of 5 and 10, 2 pieces a head */
+    check_layout(8, 2, 24, 1); /* eighths: 64 pieces of 2, 3 a rank (quarters: 2 x 5) */
+    check_layout(40, 8, 6, 5); /* 40 heads over TPA 5: shards of 5 and 10, 4 pieces a head */
     check_layout(6, 2, 4, 4);  /* TPA > K: shards of 1 and 2 heads, 4 pieces a head */
     check_layout(2, 1, 32, 1); /* one piece of one value each */
-    /* values of 12 where keys have 16: 3 divides 12 (KVP 9 over 4 heads: thirds) */
-    check_layout_v(8, 2, 9, 2, 12);
+    /* values of 12 where keys have 16: thirds (3 divides 12, not 16; KVP 6 over 4 heads) */
+    check_layout_v(8, 2, 6, 2, 12);
     check_layout_v(8, 2, 5, 2, 5); /* a prime: 5 pieces of 1 value */
 }
 
@@ -194,9 +204,11 @@ static void test_rejects(void **state)
     assert_non_null(strstr(err, "--tpa 3"));
     assert_non_null(strstr(err, "layouts that work"));
     /* more KVP ranks than heads in a shard: heads in pieces (KVP 3 x TPA 4: shards of 2
-     * heads, 2 pieces each); more than a shard's values: some rank would own nothing */
+     * heads in quarters, 3 of 4 values a rank at most, where halves would leave one rank 2
+     * of 8); more than a shard's values: some rank would own nothing */
     assert_int_equal(hlx_layout_init(&m, 3, 4, 16, 0, &L, err, sizeof(err)), HLX_OK);
-    assert_int_equal(L.q_split, 2);
+    assert_int_equal(L.q_split, 4);
+    assert_int_equal(L.q_slice_max, 3);
     assert_int_equal(hlx_layout_init(&m, 9, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
     assert_int_equal(L.q_split, 2);
     assert_int_equal(L.q_slice_max, 2);
@@ -204,7 +216,7 @@ static void test_rejects(void **state)
     assert_int_equal(hlx_layout_init(&m, 64, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
     assert_int_equal(L.q_split, 8);
     assert_int_equal(hlx_layout_init(&m, 24, 1, 16, 0, &L, err, sizeof(err)), HLX_OK);
-    assert_int_equal(L.q_split, 4); /* 3 would do, but does not divide 16 */
+    assert_int_equal(L.q_split, 8); /* 3 pieces of 2 + 3 LSEs = 9 floats; quarters 2 x 5 */
     assert_int_equal(hlx_layout_init(&m, 129, 1, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
     assert_non_null(strstr(err, "use --kvp <= 128"));
     assert_int_equal(hlx_layout_init(&m, 33, 4, 16, 0, &L, err, sizeof(err)), HLX_ERR_INVALID);
