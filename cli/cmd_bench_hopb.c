@@ -28,8 +28,9 @@ typedef struct hlx_bench_hopb_args {
     { _n, _t, _def, _lo, _hi, 0, 0, NULL, offsetof(hlx_bench_hopb_args_t, _f), _meta, _help }
 
 static const hlx_flag_t hlx_bench_hopb_flag_list[] = {
-    HLX_BH("model", HLX_FT_STRING, "tiny", 0, 0, model, "FILE|NAME",
-           "model description (JSON) or preset"),
+    HLX_BH("model", HLX_FT_STRING, "tiny", 0, 0, model, "FILE|NAME|DIR",
+           "model description (JSON), preset, or a Hugging Face checkpoint directory (its "
+           "config.json's shapes; the weights are synthetic)"),
     HLX_BH("kvp", HLX_FT_INT, "2", 1, 4096, kvp, "K",
            "KV-parallel ranks; the job must have K x T ranks"),
     HLX_BH("tpa", HLX_FT_INT, "1", 1, 4096, tpa, "T", "tensor-parallel attention width"),
@@ -113,11 +114,8 @@ int hlx_cmd_bench_hopb(int argc, char **argv)
                               "--batch %d", mb, cfg.batch);
         return 2;
     }
-    st = hlx_model_load(a.model, &model, err, sizeof(err));
-    if (st != HLX_OK) {
-        fprintf(stderr, "helix bench hopb: %s\n", err);
-        return 2;
-    }
+    if ((rc = hlx_cli_load_model("bench hopb", a.model, -1, -1, &model)) != 0)
+        return rc;
     st = hlx_engine_create(&cfg, &model, &eng, err, sizeof(err));
     if (st != HLX_OK)
         return hlx_engine_create_failed("bench hopb", st, err);

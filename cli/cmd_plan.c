@@ -243,11 +243,8 @@ static int hlx_plan_ckpt_dir(const char *cmd, const char *arg, char *dir, size_t
     return 0;
 }
 
-/* Loads --model with optional dtype overrides: a checkpoint through decode's config reader
- * (hlx_hf_config_load: config.json alone, no tensor read) with its weights in the dtype
- * decode holds them in (hlx_hf_held_default: fp8 and float16 in bf16), else a model file
- * or preset. Returns an exit code (0 ok). */
-static int hlx_load_model(const char *cmd, const char *name, int wdt, int kvdt, hlx_model_t *m)
+/* hlx_cmd.h */
+int hlx_cli_load_model(const char *cmd, const char *name, int wdt, int kvdt, hlx_model_t *m)
 {
     char err[1024], dir[4096];
     hlx_status_t st;
@@ -733,7 +730,7 @@ int hlx_cmd_plan(int argc, char **argv)
               : l.strategy == HLX_STRAT_DPEP ? l.dp : l.tpa;
         l.tpf = n % l.ep == 0 ? n / l.ep : 1;
     }
-    if ((rc = hlx_load_model("plan", model, wdt, kvdt, &m)) != 0)
+    if ((rc = hlx_cli_load_model("plan", model, wdt, kvdt, &m)) != 0)
         return rc;
     if ((rc = hlx_load_cluster("plan", hw, &c)) != 0)
         return rc;
@@ -1298,7 +1295,7 @@ bad_gpus:
     }
     if (hlx_list_dup("sweep", hws, nhw, hlx_list_same_str, "cluster") != 0)
         return 2;
-    if ((rc = hlx_load_model("sweep", model, wdt, kvdt, &m)) != 0)
+    if ((rc = hlx_cli_load_model("sweep", model, wdt, kvdt, &m)) != 0)
         return rc;
     for (ci = 0; ci < nhw; ci++) {
         if ((rc = hlx_load_cluster("sweep", hws[ci].s, &cl[ci])) != 0) {

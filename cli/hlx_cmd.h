@@ -18,6 +18,13 @@ int hlx_cmd_bench(int argc, char **argv);
 int hlx_cmd_info(int argc, char **argv);
 int hlx_cmd_model(int argc, char **argv);
 
+/* Loads --model with optional dtype overrides (-1: none): a checkpoint (a directory with
+ * config.json, or its config.json) through decode's config reader (config.json alone, no
+ * tensor read) with its weights in the dtype decode holds them in (fp8 and float16 in
+ * bf16), else a model file or preset. Says what is wrong, naming --model, and returns an
+ * exit code (0 ok): plan, sweep and bench hopb, which need the shapes alone. */
+int hlx_cli_load_model(const char *cmd, const char *name, int wdt, int kvdt, hlx_model_t *m);
+
 /* Sizes from flags must leave room: the bytes of this machine's memory that a benchmark may
  * take (80% of it; 0 when unknown), cmd_bench.c. */
 double hlx_bench_mem_room(void);

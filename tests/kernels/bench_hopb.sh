@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # helix bench hopb under helixrun -n 2: untimed warm-up rounds before the timed ones
 # (--warmup, default 2, as bench a2a's -w), said in the JSON and the text; every figure a
-# positive finite number; a bad --warmup refused naming it. No speed is judged.
+# positive finite number; a bad --warmup refused naming it; --model a checkpoint directory.
+# No speed is judged.
 # usage: bench_hopb.sh HELIXRUN HELIX
 set -u
 helixrun=$1 helix=$2
@@ -58,6 +59,19 @@ fi
 rc=$?
 if [ $rc -ne 2 ] || ! grep -q -- "--warmup" "$dir/err"; then
     echo "FAIL: --warmup -1: exit $rc"; cat "$dir/err"; fail=1
+fi
+# --model takes a Hugging Face checkpoint directory as plan does (its config.json's shapes,
+# weights synthetic): its name in the report; one without config.json refused naming --model
+"$helix" model synth --family dense --seed 5 --out "$dir/ck" >/dev/null 2>&1 || fail=1
+if run "$dir/ck.json" --json --model "$dir/ck" &&
+   python3 -c 'import json,sys; d=json.loads(open(sys.argv[1]).read().strip().splitlines()[-1]); sys.exit(d["model"] != "synth-dense")' "$dir/ck.json"; then :; else
+    echo "FAIL: --model CHECKPOINT_DIR:"; cat "$dir/ck.json" "$dir/err"; fail=1
+fi
+mkdir "$dir/empty"
+"$helix" bench hopb --model "$dir/empty" >/dev/null 2>"$dir/err"
+rc=$?
+if [ $rc -ne 2 ] || ! grep -q -- "--model .*a directory without config.json" "$dir/err"; then
+    echo "FAIL: --model without config.json: exit $rc"; cat "$dir/err"; fail=1
 fi
 [ $fail -eq 0 ] && echo "bench hopb warm-up: ok"
 exit $fail
