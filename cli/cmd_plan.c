@@ -403,6 +403,18 @@ static void hlx_plan_usage(FILE *f)
 "Exit status: 0 feasible, 1 infeasible (the reason is printed), 2 bad input.\n");
 }
 
+/* Pieces a query head travels in for the all-to-all (docs/planner.md "Head pieces"): 1
+ * but for Helix over GQA past a shard's heads; sp receives the split when it is known. */
+static int hlx_plan_q_split(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
+                            hlx_helix_split_t *sp)
+{
+    if (l->strategy != HLX_STRAT_HELIX || ctx->m->attn == HLX_ATTN_MLA ||
+        hlx_helix_split(ctx->m->q_heads, ctx->m->kv_heads, ctx->m->v_head_dim, l->kvp, l->tpa,
+                        sp, NULL, 0) != HLX_OK)
+        return 1;
+    return sp->q_split;
+}
+
 /* Prints the per-phase table for one evaluated layout. */
 static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_t *l,
                            const hlx_plan_result_t *r)
@@ -419,9 +431,7 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
     fprintf(f, "weights %s, KV %s, HBM %.0f GB/s, NVLink domain %d GPUs\n\n",
             hlx_dtype_name(ctx->m->weight_dtype), hlx_dtype_name(ctx->m->kv_dtype),
             ctx->c->gpu.hbm_gbps, ctx->domain_gpus);
-    if (l->strategy == HLX_STRAT_HELIX && ctx->m->attn != HLX_ATTN_MLA &&
-        hlx_helix_split(ctx->m->q_heads, ctx->m->kv_heads, ctx->m->v_head_dim, l->kvp, l->tpa,
-                        &sp, NULL, 0) == HLX_OK && sp.q_split > 1)
+    if (hlx_plan_q_split(ctx, l, &sp) > 1)
         fprintf(f, "heads: each query head in %d pieces of %d values for the all-to-all (kvp "
                 "%d exceeds a tpa shard's %d heads)\n\n", sp.q_split,
                 ctx->m->v_head_dim / sp.q_split, l->kvp, sp.q_local_min);
@@ -463,6 +473,7 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
 {
     char reason[512];
     json_t *o, *ph;
+    hlx_helix_split_t sp;
     int i, rc;
 
     hlx_plan_reason(r, reason, sizeof(reason));
@@ -474,6 +485,8 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
     if (o == NULL)
         return -1;
     /* the bytes per weight and KV element planned with (a checkpoint's: its held dtype) */
+    /* 1: whole heads on the wire; more: pieces of v_head_dim / q_split values */
+    json_object_set_new(o, "q_split", json_integer(hlx_plan_q_split(ctx, l, &sp)));
     json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(ctx->m->weight_dtype)));
     json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(ctx->m->kv_dtype)));
     json_object_set_new(o, "t_kv_us", json_real(r->t_kv_s * 1e6));

@@ -145,7 +145,8 @@ for cmd, val, msg in (("plan", "PLAN_HBM_RESERVE=2", "'2' is outside [0, 0.9]"),
 # runtime runs it. tiny's shards of 4 heads over KVP 5: halves, 2 a rank at most.
 rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
                    "--kvp", "5", "--tpa", "2", "--json")
-check(rc == 0 and json.loads(out)["feasible"] is True, f"tiny kvp 5 x tpa 2: {rc} {err!r}")
+check(rc == 0 and json.loads(out)["feasible"] is True and json.loads(out)["q_split"] == 2,
+      f"tiny kvp 5 x tpa 2: {rc} {out!r} {err!r}")
 rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
                    "--kvp", "5", "--tpa", "2")
 check(rc == 0 and "heads: each query head in 2 pieces of 16 values for the all-to-all (kvp 5 "
