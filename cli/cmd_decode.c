@@ -217,7 +217,7 @@ static void hlx_decode_print_text(const hlx_run_config_t *cfg, const hlx_model_t
     printf("layout:  KVP %d x TPA %d = %d ranks (%s), transport %s, kernels %s\n", cfg->kvp,
            cfg->tpa, rep->size, rep->launcher, rep->transport, rep->kernels);
     if (rep->q_split > 1)
-        printf("heads:   each query head in %d pieces of %d values for the all-to-all "
+        printf("heads:   each query head in %d pieces of %d value(s) for the all-to-all "
                "(KVP %d exceeds a TPA shard's heads)\n", rep->q_split, rep->piece_dim,
                cfg->kvp);
     if (rep->kernels_note[0])

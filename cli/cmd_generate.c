@@ -195,6 +195,15 @@ int hlx_run_load_prompt(const char *cmd, const hlx_decode_opts_t *o, const hlx_m
             bol = s + 1; /* columns count from here */
             continue;
         }
+        /* a line ends at \n (or \r\n); a carriage return, vertical tab or form feed
+         * anywhere else would join two requests' prompts into one */
+        if ((*s == '\r' && s[1] != '\n') || *s == '\v' || *s == '\f') {
+            fprintf(stderr, "helix %s: %s:%d:%d: a %s inside a line: each request's prompt is "
+                    "one line ending in \\n (or \\r\\n)\n", cmd, o->prompt_ids, line,
+                    (int)(s - bol) + 1, *s == '\r' ? "carriage return" : *s == '\v'
+                    ? "vertical tab" : "form feed");
+            goto bad;
+        }
         if (isspace((unsigned char)*s))
             continue;
         {

@@ -432,7 +432,7 @@ static void hlx_plan_print(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_layout_
             hlx_dtype_name(ctx->m->weight_dtype), hlx_dtype_name(ctx->m->kv_dtype),
             ctx->c->gpu.hbm_gbps, ctx->domain_gpus);
     if (hlx_plan_q_split(ctx, l, &sp) > 1)
-        fprintf(f, "heads: each query head in %d pieces of %d values for the all-to-all (kvp "
+        fprintf(f, "heads: each query head in %d pieces of %d value(s) for the all-to-all (kvp "
                 "%d exceeds a tpa shard's %d heads)\n\n", sp.q_split,
                 ctx->m->v_head_dim / sp.q_split, l->kvp, sp.q_local_min);
     fprintf(f, "%-15s %12s %11s %12s %12s  %-7s %s\n", "phase", "time/step us", "us/layer",
@@ -484,9 +484,9 @@ static int hlx_plan_print_json(FILE *f, const hlx_plan_ctx_t *ctx, const hlx_lay
                   "batch", l->batch, "hopb", l->hopb, "formula", paper ? "paper" : "full");
     if (o == NULL)
         return -1;
-    /* the bytes per weight and KV element planned with (a checkpoint's: its held dtype) */
     /* 1: whole heads on the wire; more: pieces of v_head_dim / q_split values */
     json_object_set_new(o, "q_split", json_integer(hlx_plan_q_split(ctx, l, &sp)));
+    /* the bytes per weight and KV element planned with (a checkpoint's: its held dtype) */
     json_object_set_new(o, "weight_dtype", json_string(hlx_dtype_name(ctx->m->weight_dtype)));
     json_object_set_new(o, "kv_dtype", json_string(hlx_dtype_name(ctx->m->kv_dtype)));
     json_object_set_new(o, "t_kv_us", json_real(r->t_kv_s * 1e6));

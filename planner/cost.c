@@ -274,15 +274,20 @@ hlx_status_t hlx_helix_split(int Q, int K, int dv, int kvp, int tpa, hlx_helix_s
                 "give at most %lld pieces, fewer than kvp", Q, kvp, tpa, s.q_local_min, dv,
                 (long long)s.q_local_min * dv);
     d = 1;
-    if (s.q_local_min < kvp) {
+    if (s.q_local_min < kvp) { /* the divisors in pairs, f and dv / f: sqrt(dv) steps */
         int64_t c, best = -1;
-        int e;
-        for (e = 2; e <= dv; e++) {
-            if (dv % e != 0 || (int64_t)s.q_local_min * e < kvp)
+        int e, f, i;
+        for (f = 1; (int64_t)f * f <= dv; f++) {
+            if (dv % f != 0)
                 continue;
-            c = ((int64_t)s.q_local_max * e + kvp - 1) / kvp * (dv / e + 1);
-            if (best < 0 || c < best)
-                best = c, d = e;
+            for (i = 0; i < 2; i++) {
+                e = i == 0 ? f : dv / f;
+                if (e < 2 || (int64_t)s.q_local_min * e < kvp)
+                    continue;
+                c = ((int64_t)s.q_local_max * e + kvp - 1) / kvp * (dv / e + 1);
+                if (best < 0 || c < best || (c == best && e < d))
+                    best = c, d = e;
+            }
         }
     }
     s.q_split     = d;

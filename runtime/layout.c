@@ -34,16 +34,21 @@ static void hlx_layout_tpa_shard(const hlx_model_t *m, int tpa, int t, int *q_fi
 static int hlx_layout_split(int min_q, int max_q, int kvp, int dv)
 {
     int64_t cost, best_cost = 0;
-    int s, best = 0;
+    int d, i, s, best = 0;
 
     if (min_q >= kvp)
         return 1;
-    for (s = 2; s <= dv; s++) {
-        if (dv % s != 0 || (int64_t)min_q * s < kvp)
+    for (d = 1; (int64_t)d * d <= dv; d++) { /* the divisors in pairs: d and dv / d */
+        if (dv % d != 0)
             continue;
-        cost = ((int64_t)max_q * s + kvp - 1) / kvp * (dv / s + 1);
-        if (best == 0 || cost < best_cost)
-            best = s, best_cost = cost;
+        for (i = 0; i < 2; i++) {
+            s = i == 0 ? d : dv / d;
+            if (s < 2 || (int64_t)min_q * s < kvp)
+                continue;
+            cost = ((int64_t)max_q * s + kvp - 1) / kvp * (dv / s + 1);
+            if (best == 0 || cost < best_cost || (cost == best_cost && s < best))
+                best = s, best_cost = cost;
+        }
     }
     return best;
 }

@@ -297,34 +297,45 @@ static void hlx_jdoc_mark_cut(char *err, size_t size, size_t total)
 }
 
 /* What an error names: the path's last key, or for an array element the nearest key with
- * its indices ("/no_rope_layers/0" -> "no_rope_layers[0]", "/a/1/2" -> "a[1][2]"). */
-static void hlx_jdoc_leaf(const char *path, char *out, size_t size)
+ * its indices ("/no_rope_layers/0" -> "no_rope_layers[0]", "/a/1/2" -> "a[1][2]"). A
+ * segment is an index only where the document holds an array (a key of digits in an
+ * object stays a key); a path deeper than the walk keeps its last key alone. */
+static void hlx_jdoc_leaf(json_t *root, const char *path, char *out, size_t size)
 {
     const char *seg[32];
     size_t len[32], k;
-    int n = 0, i, j;
+    int idx[32], n = 0, i, j;
+    json_t *v = root;
 
     while (*path == '/' && n < 32) { /* the segments after each '/' */
+        char key[256];
         seg[n] = path + 1;
         len[n] = strcspn(path + 1, "/");
+        idx[n] = json_is_array(v) && len[n] > 0 && strspn(seg[n], "0123456789") == len[n];
+        snprintf(key, sizeof(key), "%.*s", (int)(len[n] < 255 ? len[n] : 255), seg[n]);
+        v = idx[n] ? json_array_get(v, (size_t)strtoull(key, NULL, 10))
+            : json_is_object(v) ? json_object_get(v, key) : NULL;
         path += len[n] + 1;
         n++;
     }
+    if (*path == '/') /* deeper than 32: the last key as it is */
+        n = 0;
     if (n == 0 || len[n - 1] == 0) {
-        snprintf(out, size, "(top level)");
+        const char *last = strrchr(path, '/');
+        snprintf(out, size, "%s", n == 0 && last && last[1] ? last + 1 : "(top level)");
         return;
     }
-    for (i = n - 1; i > 0 && strspn(seg[i], "0123456789") == len[i]; i--)
+    for (i = n - 1; i > 0 && idx[i]; i--)
         ;
-    k = (size_t)snprintf(out, size, "%.*s", (int)len[i], seg[i]);
-    for (j = i + 1; j < n && k < size; j++)
+    k = (size_t)snprintf(out, size, "%.*s", idx[i] ? 0 : (int)len[i], seg[i]);
+    for (j = idx[i] ? i : i + 1; j < n && k < size; j++)
         k += (size_t)snprintf(out + k, size - k, "[%.*s]", (int)len[j], seg[j]);
 }
 
 hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t status,
                            const char *fmt, ...)
 {
-    char msg[sizeof(doc->err)], full[600], label[128];
+    char msg[sizeof(doc->err)], full[600], label[sizeof(full) + 64];
     const char *key;
     int line = 1, col = 1, n;
     size_t total, keep, ll;
@@ -345,7 +356,7 @@ hlx_status_t hlx_jdoc_fail(hlx_jdoc_t *doc, const char *path, hlx_status_t statu
         if (hlx_jdoc_locate(doc, parent, &line, &col) != 0)
             line = col = 1;
     }
-    hlx_jdoc_leaf(path, label, sizeof(label));
+    hlx_jdoc_leaf(doc->root, path, label, sizeof(label));
     /* a message that begins with the element it names ("moe_layers[0]: ...",
      * "no_rope_layers[0] is 0 ...") names it once */
     ll = strlen(label);

@@ -149,7 +149,7 @@ check(rc == 0 and json.loads(out)["feasible"] is True and json.loads(out)["q_spl
       f"tiny kvp 5 x tpa 2: {rc} {out!r} {err!r}")
 rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
                    "--kvp", "5", "--tpa", "2")
-check(rc == 0 and "heads: each query head in 2 pieces of 16 values for the all-to-all (kvp 5 "
+check(rc == 0 and "heads: each query head in 2 pieces of 16 value(s) for the all-to-all (kvp 5 "
       "exceeds a tpa shard's 4 heads)" in out, f"tiny kvp 5 x tpa 2 text: {rc} {out!r}")
 rc, out, err = run("plan", "--model", "tiny", "--hw", "gb200-nvl72", "--context", "1K",
                    "--kvp", "4", "--tpa", "2")

@@ -271,6 +271,16 @@ inputs)
     # empty lines at the end are only the file's end
     expect2 '1 2 3\n\n4 5 6\n' "p.txt:2:1: an empty line before the prompt of line 3"
     expect2 ' \t\n1 2 3\n' "p.txt:1:1: an empty line before the prompt of line 2"
+    # a line ends at \n or \r\n: a lone \r (old Mac files), \v or \f between prompts would
+    # join two requests' prompts
+    expect2 '1 2 3\r4 5 6\r' "p.txt:1:6: a carriage return inside a line"
+    expect2 '1 2\v3\n' "p.txt:1:4: a vertical tab inside a line"
+    expect2 '1 2 3\n\f\n4\n' "p.txt:2:1: a form feed inside a line"
+    printf '1 2 3\r\n4 5 6\r\n' >"$dir/p.txt"
+    "$helix" decode --prompt-ids "$dir/p.txt" --steps 1 --batch 2 >/dev/null 2>"$dir/err" || {
+        echo "FAIL: CRLF lines refused: $(cat "$dir/err")"
+        fail=1
+    }
     printf '1 2 3\n4 5 6\n\n \n' >"$dir/p.txt"
     "$helix" decode --prompt-ids "$dir/p.txt" --steps 1 --batch 2 >/dev/null 2>"$dir/err" || {
         echo "FAIL: empty lines at the end refused: $(cat "$dir/err")"

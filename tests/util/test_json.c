@@ -98,6 +98,35 @@ static void test_locate_nested(void **state)
     hlx_jdoc_free(doc);
 }
 
+/* What an error names: an array element as its key and index, a key of digits in an object
+ * as the key, once when the message already begins with it. */
+static void fail_label(const char *text, const char *path, const char *msg, const char *want)
+{
+    hlx_jdoc_t *doc = NULL;
+
+    assert_int_equal(hlx_jdoc_load_string("l.json", text, &doc), HLX_OK);
+    assert_int_equal(hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "%s", msg), HLX_ERR_PARSE);
+    if (strstr(hlx_jdoc_error(doc), want) == NULL)
+        fail_msg("%s: expected \"%s\" in \"%s\"", path, want, hlx_jdoc_error(doc));
+    hlx_jdoc_free(doc);
+}
+
+static void test_fail_labels(void **state)
+{
+    static const char doc[] = "{\"a\": [1, [2, 3]], \"o\": {\"7\": 1}, \"k\": 2}";
+
+    (void)state;
+    fail_label(doc, "/k", "bad", "l.json:1:");
+    fail_label(doc, "/k", "bad", ": k: bad");
+    fail_label(doc, "/a/0", "bad", ": a[0]: bad");
+    fail_label(doc, "/a/1/1", "bad", ": a[1][1]: bad");
+    fail_label(doc, "/o/7", "bad", ": 7: bad"); /* an object's key, not an index */
+    fail_label(doc, "/a/0", "a[0] is 1", ":1:8: a[0] is 1"); /* named once */
+    fail_label(doc, "/a/0", "a[0]: too small", ":1:8: a[0]: too small");
+    fail_label("[5, 6]", "/1", "bad", ": [1]: bad");
+    fail_label(doc, "", "bad", ": (top level): bad");
+}
+
 /* A reason longer than the 768 bytes once kept whole is kept whole up to the 1024 bytes
  * every caller's buffer holds; past that its end says it was cut and how long it was. */
 static void fail_with(const char *msg, char *out, size_t outlen)
@@ -161,6 +190,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_locate_nested),
         cmocka_unit_test(test_fail_long),
+        cmocka_unit_test(test_fail_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
