@@ -1139,6 +1139,28 @@ int hlx_model_value_dim(const hlx_model_t *m)
     return m->attn == HLX_ATTN_MLA ? m->kv_lora_rank : m->v_head_dim;
 }
 
+int hlx_model_q_split(int min_heads, int max_heads, int kvp, int dv)
+{
+    int64_t cost, best_cost = 0;
+    int d, i, s, best = 0;
+
+    if (min_heads >= kvp)
+        return 1;
+    for (d = 1; (int64_t)d * d <= dv; d++) { /* the divisors in pairs: d and dv / d */
+        if (dv % d != 0)
+            continue;
+        for (i = 0; i < 2; i++) {
+            s = i == 0 ? d : dv / d;
+            if (s < 2 || (int64_t)min_heads * s < kvp)
+                continue;
+            cost = ((int64_t)max_heads * s + kvp - 1) / kvp * (dv / s + 1);
+            if (best == 0 || cost < best_cost || (cost == best_cost && s < best))
+                best = s, best_cost = cost;
+        }
+    }
+    return best;
+}
+
 double hlx_model_attn_params(const hlx_model_t *m)
 {
     double H = m->hidden, Q = m->q_heads;

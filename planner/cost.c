@@ -266,30 +266,12 @@ hlx_status_t hlx_helix_split(int Q, int K, int dv, int kvp, int tpa, hlx_helix_s
         s.group        = s.q_local_max;
     }
     /* Every KVP rank must own a piece after the all-to-all: past a shard's heads, a head is
-     * cut into equal pieces (a divisor d of dv giving the smallest shard at least kvp of
-     * them), d the one whose busiest rank moves the fewest floats: ceil(q_local_max d / kvp)
-     * pieces of dv / d values and an LSE each, ties to the smaller d (runtime/layout.c). */
-    if ((int64_t)s.q_local_min * dv < kvp)
+     * cut into pieces as the runtime cuts it (hlx_model_q_split) */
+    d = hlx_model_q_split(s.q_local_min, s.q_local_max, kvp, dv);
+    if (d == 0)
         HLX_BAD("q_heads %d over kvp %d x tpa %d: a TPA shard's %d query head(s) of %d values "
                 "give at most %lld pieces, fewer than kvp", Q, kvp, tpa, s.q_local_min, dv,
                 (long long)s.q_local_min * dv);
-    d = 1;
-    if (s.q_local_min < kvp) { /* the divisors in pairs, f and dv / f: sqrt(dv) steps */
-        int64_t c, best = -1;
-        int e, f, i;
-        for (f = 1; (int64_t)f * f <= dv; f++) {
-            if (dv % f != 0)
-                continue;
-            for (i = 0; i < 2; i++) {
-                e = i == 0 ? f : dv / f;
-                if (e < 2 || (int64_t)s.q_local_min * e < kvp)
-                    continue;
-                c = ((int64_t)s.q_local_max * e + kvp - 1) / kvp * (dv / e + 1);
-                if (best < 0 || c < best || (c == best && e < d))
-                    best = c, d = e;
-            }
-        }
-    }
     s.q_split     = d;
     s.q_slice_max = (int)(((int64_t)s.q_local_max * d + kvp - 1) / kvp);
     *s_p = s;

@@ -656,11 +656,11 @@ hlx_status_t hlx_local_predict(const hlx_hw_local_t *hw, const hlx_model_t *m,
         HLX_BAD("tpa %d: model %s uses MLA, whose latent KV cache is one head shared by every "
                 "query head: the runtime runs it with tpa 1 (all ranks on kvp)", cfg->tpa,
                 m->name);
-    /* MLA's heads are never cut (width 1: whole heads, kvp at most Q as today) */
+    /* MLA's heads are never cut (kvp at most Q, its one TPA shard's heads) */
     if (mla && cfg->kvp > Q)
         HLX_BAD("kvp %d: model %s uses MLA, whose %d query heads are merged whole (W_UV needs "
                 "a head's whole latent): kvp at most %d", cfg->kvp, m->name, Q, Q);
-    if (hlx_helix_split(Q, K, mla ? 1 : m->v_head_dim, cfg->kvp, cfg->tpa, &sp, err,
+    if (hlx_helix_split(Q, K, hlx_model_value_dim(m), cfg->kvp, cfg->tpa, &sp, err,
                         errlen) != HLX_OK)
         return HLX_ERR_INVALID;
     if (n > H || (hlx_model_moe_layers(m) < m->layers && n > m->ffn) || n > m->vocab)

@@ -27,37 +27,11 @@ static void hlx_layout_tpa_shard(const hlx_model_t *m, int tpa, int t, int *q_fi
     }
 }
 
-/* 1 when every KVP rank can own whole heads (min_q >= kvp); else the divisor s of dv with
- * min_q x s >= kvp whose busiest rank moves the fewest floats: ceil(max_q x s / kvp) pieces
- * of dv / s values and an LSE each (ties: the smaller s, fewer LSEs); 0 when even single
- * values are too few (min_q x dv < kvp). */
-static int hlx_layout_split(int min_q, int max_q, int kvp, int dv)
-{
-    int64_t cost, best_cost = 0;
-    int d, i, s, best = 0;
-
-    if (min_q >= kvp)
-        return 1;
-    for (d = 1; (int64_t)d * d <= dv; d++) { /* the divisors in pairs: d and dv / d */
-        if (dv % d != 0)
-            continue;
-        for (i = 0; i < 2; i++) {
-            s = i == 0 ? d : dv / d;
-            if (s < 2 || (int64_t)min_q * s < kvp)
-                continue;
-            cost = ((int64_t)max_q * s + kvp - 1) / kvp * (dv / s + 1);
-            if (best == 0 || cost < best_cost || (cost == best_cost && s < best))
-                best = s, best_cost = cost;
-        }
-    }
-    return best;
-}
-
 hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_block, int rank,
                              hlx_layout_t *lay, char *err, size_t errlen)
 {
     int Q = m->q_heads, K = m->kv_heads, n, t, min_q = 1 << 30, max_q = 0, max_kv = 0, split;
-    int dv = m->attn == HLX_ATTN_MLA ? m->kv_lora_rank : m->v_head_dim;
+    int dv = hlx_model_value_dim(m);
 
     if (kvp < 1 || tpa < 1 || kv_block < 1) {
         snprintf(err, errlen, "--kvp, --tpa and --kv-block must be at least 1");
@@ -99,7 +73,7 @@ hlx_status_t hlx_layout_init(const hlx_model_t *m, int kvp, int tpa, int kv_bloc
      * KVP, each head is cut into q_split pieces of dv / q_split values (q_split a divisor of
      * dv that gives every KVP rank a piece, the one whose busiest rank moves the fewest
      * floats), each carrying its head's LSE. */
-    split = hlx_layout_split(min_q, max_q, kvp, dv);
+    split = hlx_model_q_split(min_q, max_q, kvp, dv);
     if (min_q < kvp && m->attn == HLX_ATTN_MLA) {
         snprintf(err, errlen, "--kvp %d: model %s uses MLA, whose %d query heads are merged "
                  "whole (W_UV needs a head's whole latent): use --kvp <= %d", kvp, m->name, Q,

@@ -375,6 +375,14 @@ static inline int64_t hlx_model_layer_first(const hlx_model_t *m, int l, int64_t
 }
 int hlx_model_value_dim(const hlx_model_t *m);
 
+/* The pieces each query head is cut into for the Helix all-to-all when KVP ranks share a
+ * TPA shard of min_heads .. max_heads query heads of dv values (docs/architecture.md "Head
+ * splits"): 1 (whole heads) when min_heads >= kvp; else the divisor s of dv with min_heads x
+ * s >= kvp whose busiest rank moves the fewest floats, ceil(max_heads x s / kvp) pieces of
+ * dv / s values and an LSE each, ties to the smaller s; 0 when even single values are too
+ * few (min_heads x dv < kvp). The runtime's layout and the planner's both call it. */
+int hlx_model_q_split(int min_heads, int max_heads, int kvp, int dv);
+
 /* Parameter count (for memory checks and the planner): embeddings and an output head (one
  * matrix when tie_embeddings), attention, dense FFN layers and MoE layers (routed + shared
  * experts + router). */
