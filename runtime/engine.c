@@ -770,9 +770,8 @@ static hlx_status_t hlx_engine_layer_walk(hlx_engine_t *eng, const hlx_wsink_t *
     if (m->attn == HLX_ATTN_GQA)
         st = hlx_engine_wput(eng, sk, W ? &W->wqkv : NULL, H, eng->qkv_cols, qkv, 3);
     if (st == HLX_OK)
-        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL,
-                             (int64_t)L->q_slice * hlx_layout_piece_dim(L, m->v_head_dim), H,
-                             &wo, 1);
+        st = hlx_engine_wput(eng, sk, W ? &W->wo : NULL, hlx_layout_wo_rows(L, m->v_head_dim),
+                             H, &wo, 1);
     if (st == HLX_OK && !hlx_model_layer_moe(m, l) &&
         (st = hlx_engine_wput(eng, sk, W ? &W->wgu : NULL, H, m->ffn_plain ? Fc : 2 * Fc, gu,
                               m->ffn_plain ? 1 : 2)) == HLX_OK)

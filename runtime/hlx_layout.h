@@ -56,6 +56,13 @@ static inline int hlx_layout_piece_dim(const hlx_layout_t *lay, int dv)
     return dv / lay->q_split;
 }
 
+/* Rows of W_o this rank holds (and its input's width): its pieces of v_head_dim values each
+ * cut q_split ways. */
+static inline int hlx_layout_wo_rows(const hlx_layout_t *lay, int v_head_dim)
+{
+    return lay->q_slice * hlx_layout_piece_dim(lay, v_head_dim);
+}
+
 /* KVP rank that stores position pos: blocks of kv_block consecutive positions go to
  * KVP ranks round-robin. */
 static inline int hlx_layout_kv_owner(const hlx_layout_t *lay, int64_t pos)

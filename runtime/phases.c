@@ -745,7 +745,7 @@ hlx_status_t hlx_phase_oproj(hlx_engine_t *eng, int l)
         return st;
     HLX_TIMED(eng, HLX_PHASE_OPROJ,
               st = HLX_BE(eng, gemm, eng->cfg.batch, eng->m.hidden,
-                          eng->lay.q_slice * hlx_layout_piece_dim(&eng->lay, eng->m.v_head_dim), in,
+                          hlx_layout_wo_rows(&eng->lay, eng->m.v_head_dim), in,
                           eng->layers[l].wo, eng->wp_dtype, eng->y, 0));
     return st;
 }

@@ -480,7 +480,7 @@ static hlx_status_t hlx_prefill_merge_oproj(hlx_engine_t *eng, hlx_prefill_t *p,
         in = p->mla.ov;
     }
     if (st == HLX_OK)
-        st = HLX_BE(eng, gemm, R, eng->m.hidden, cnt * hlx_layout_piece_dim(L, eng->m.v_head_dim), in,
+        st = HLX_BE(eng, gemm, R, eng->m.hidden, hlx_layout_wo_rows(L, eng->m.v_head_dim), in,
                     eng->layers[l].wo, eng->wp_dtype, p->y, 0);
     if (st == HLX_OK)
         st = hlx_phase_allreduce_buf(eng, p->y, n);
