@@ -343,6 +343,14 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
         w = json_pack("{s:s, s:s, s:s, s:b}", "form", hlx_fp8_form_names[c->fp8_form], "type",
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
+    if (c->fp8 && w != NULL) { /* the kinds its ignore list leaves unquantized */
+        char un[2048], *p, *save = NULL;
+        json_t *a = json_array();
+        hlx_hf_unquant_str(c, un, sizeof(un));
+        for (p = strtok_r(un, ", ", &save); p != NULL && a != NULL; p = strtok_r(NULL, ", ", &save))
+            json_array_append_new(a, json_string(p));
+        json_object_set_new(w, "unquantized", a != NULL ? a : json_null());
+    }
     else if (c->packing.pack)
         w = json_pack("{s:s, s:i, s:I, s:b, s:I, s:s?, s:s}", "form",
                       hlx_ckpt_pack_name(c->packing.pack), "bits", c->packing.bits, "group",
@@ -2112,8 +2120,14 @@ static int hlx_cmd_model_info(int argc, char **argv)
             snprintf(q, sizeof(q), " (%zu linear layers %d-bit integers: %s, %s; %s)",
                      hlx_ckpt_packed_count(ck), cfg.packing.bits,
                      hlx_ckpt_pack_name(cfg.packing.pack), gs, how);
-        printf("  weights %s%s, %.6g parameters%s\n\n", cfg.torch_dtype, q, params,
+        printf("  weights %s%s, %.6g parameters%s\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
+        if (cfg.unquant) {
+            char un[2048];
+            printf("  left unquantized by the ignore list (stored %s): %s\n", cfg.torch_dtype,
+                   hlx_hf_unquant_str(&cfg, un, sizeof(un)));
+        }
+        printf("\n");
         if (cfg.st_dtype == HLX_ST_F16 && !hlx_hf_quantized(&cfg))
             printf("  decode holds them in bf16, rounded (--weight-dtype f32: exactly, in twice "
                    "the bytes)\n\n");

@@ -5,6 +5,7 @@
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
 #include "hlx_gating.h"
+#include "hlx_hf_ignore.h"
 #include "hlx_json.h"
 
 #include <ctype.h>
@@ -1880,68 +1881,14 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
     return HLX_OK;
 }
 
-/* Whether an ignore-list entry names modules the runtime reads unquantized anyway, or not
- * at all: the head ("lm_head", "re:.*lm_head", a multimodal checkpoint's
- * "language_model.lm_head"), a routed-expert family's routers (llm-compressor's
- * "re:.*mlp.gate$", AutoFP8's per-layer "model.layers.N.block_sparse_moe.gate", Qwen2-MoE's
- * shared_expert_gate, Llama 4's feed_forward.router), or a multimodal checkpoint's vision
- * tower and projector ("re:vision_tower.*", "re:multi_modal_projector.*", "re:visual.*",
- * "model.visual", Idefics3's "re:model.vision_model.*" and "re:model.connector.*", ...). */
+/* Whether an ignore-list entry names the head: "lm_head", llm-compressor's "re:.*lm_head",
+ * a multimodal checkpoint's "language_model.lm_head". */
 static int hlx_cfg_ignore_head(const char *e)
 {
     return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
            !strcmp(e, "language_model.lm_head");
 }
 
-static int hlx_cfg_ignore_entry(const char *e)
-{
-    static const char *const routers[] = { "mlp.gate", "block_sparse_moe.gate",
-                                           "mlp.shared_expert_gate",
-                                           "feed_forward.router" /* Llama 4's */ };
-    static const char *const vision[] = { "vision_tower", "multi_modal_projector", "visual",
-                                          "vision_model", "connector" };
-    const char *v = !strncmp(e, "re:", 3) ? e + 3 : e;
-    char re[64];
-    size_t i, n = strlen(e);
-
-    if (hlx_cfg_ignore_head(e))
-        return 1;
-    /* the vision tower: "re:" then "^" or ".*" at most, "model." or "model\\." at most, the
-     * tower's name, then the end, "$", ".*" or a dot (escaped or not) and ".*"; or the plain
-     * module name, with "model." at most */
-    if (v != e && (!strncmp(v, "^", 1) || !strncmp(v, ".*", 2)))
-        v += *v == '^' ? 1 : 2;
-    if (!strncmp(v, "model.", 6) || !strncmp(v, "model\\.", 7))
-        v += v[5] == '.' ? 6 : 7;
-    for (i = 0; i < sizeof(vision) / sizeof(vision[0]); i++) {
-        static const char *const tails[] = { "", "$", ".*", "\\..*", "..*" };
-        size_t k = strlen(vision[i]), j;
-        if (strncmp(v, vision[i], k))
-            continue;
-        for (j = 0; j < (v != e ? sizeof(tails) / sizeof(tails[0]) : 1); j++)
-            if (!strcmp(v + k, tails[j]))
-                return 1;
-    }
-    for (i = 0; i < sizeof(routers) / sizeof(routers[0]); i++) {
-        size_t k = strlen(routers[i]);
-        const char *p = e + strlen("model.layers.");
-        snprintf(re, sizeof(re), "re:.*%s$", routers[i]);
-        if (!strcmp(e, re))
-            return 1;
-        if (strncmp(e, "model.layers.", strlen("model.layers.")) || n <= k + strlen("model.layers."))
-            continue;
-        while (*p >= '0' && *p <= '9')
-            p++;
-        if (p > e + strlen("model.layers.") && *p == '.' && !strcmp(p + 1, routers[i]))
-            return 1;
-    }
-    return 0;
-}
-
-/* An ignore list (compressed-tensors' ignore, the fp8 method's ignored_layers, ModelOpt's
- * exclude_modules) at q[key]: the runtime reads lm_head and the routers unquantized and every
- * other Linear quantized, so the list may name those alone (hlx_cfg_ignore_entry); absent
- * (null) only where may_omit. */
 /* The layer of a name "model.layers.L." + more, L in plain decimal digits (no sign, no
  * leading zero); -1 for any other name. */
 static long hlx_hf_layer_of(const char *name)
@@ -1958,19 +1905,10 @@ static long hlx_hf_layer_of(const char *name)
     return *p == '.' ? l : -1;
 }
 
-/* An ignore entry naming a module of the multi-token-prediction layers config.json
- * declares (num_nextn_predict_layers past num_hidden_layers: never read, hlx_hf_is_mtp). */
-static int hlx_cfg_ignore_mtp(hlx_jdoc_t *doc, const char *e)
-{
-    json_t *root = hlx_jdoc_root(doc);
-    json_t *nl = json_object_get(root, "num_hidden_layers");
-    json_t *nn = json_object_get(root, "num_nextn_predict_layers");
-    long l = hlx_hf_layer_of(e);
-
-    return l >= 0 && json_is_integer(nl) && json_is_integer(nn) &&
-           l >= json_integer_value(nl) && l - json_integer_value(nl) < json_integer_value(nn);
-}
-
+/* An ignore list (compressed-tensors' ignore, the fp8 method's ignored_layers, ModelOpt's
+ * exclude_modules) at q[key]: a list of strings, naming the head where !may_omit (the runtime
+ * reads lm_head unquantized; absent or null only where may_omit). What its entries leave
+ * unquantized is read once the model is known (hlx_hf_ignore_apply). */
 static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
                                    int may_omit)
 {
@@ -1982,13 +1920,11 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
         return HLX_OK;
     for (i = 0; json_is_array(ig) && i < json_array_size(ig); i++) {
         const char *e = json_string_value(json_array_get(ig, i));
-        if (e == NULL || (!hlx_cfg_ignore_entry(e) && !hlx_cfg_ignore_mtp(doc, e)))
-            return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "only \"lm_head\" and the routers "
-                                 "(\"re:.*mlp.gate$\", \"model.layers.N.mlp.gate\", ...) may be "
-                                 "left unquantized, and a multimodal checkpoint's vision tower "
-                                 "(\"re:vision_tower.*\", \"re:visual.*\", ...) or the "
-                                 "multi-token-prediction layers (not read): every other "
-                                 "Linear is read quantized");
+        char p[256];
+        snprintf(p, sizeof(p), "%s/%zu", at, i);
+        if (e == NULL || !e[0])
+            return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "expected a module name, or \"re:\" "
+                                 "and a regular expression (ModelOpt's: a wildcard)");
         head |= hlx_cfg_ignore_head(e);
     }
     if (!json_is_array(ig) || (!head && !may_omit))
@@ -2401,6 +2337,45 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
     return HLX_OK;
 }
 
+static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n);
+
+/* What the ignore lists of the quantization object q (at JSON pointer base) leave
+ * unquantized, once the model is known: compressed-tensors' ignore and the fp8 method's
+ * ignored_layers ("re:" expressions and names), ModelOpt's exclude_modules and ignore
+ * (fnmatch wildcards, as vLLM matches them; nested under "quantization" where that is
+ * there). */
+static hlx_status_t hlx_cfg_unquant(hlx_jdoc_t *doc, json_t *q, const char *base,
+                                    int modelopt, hlx_hf_config_t *c)
+{
+    static const char *const mo[] = { "exclude_modules", "ignore" };
+    char mbuf[48], p[2][160], b[96];
+    const char *at[2] = { p[0], p[1] };
+    json_t *lists[2] = { NULL, NULL };
+    int i, n = 1;
+
+    if (!c->fp8 || !json_is_object(q))
+        return HLX_OK;
+    if (!modelopt)
+        modelopt = !strcmp(hlx_cfg_quant_method(q, mbuf, sizeof(mbuf)), "modelopt");
+    snprintf(b, sizeof(b), "%s", base);
+    if (modelopt && json_is_object(json_object_get(q, "quantization"))) {
+        snprintf(b, sizeof(b), "%s/quantization", base);
+        q = json_object_get(q, "quantization");
+    }
+    if (modelopt) {
+        for (i = 0, n = 2; i < 2; i++) {
+            lists[i] = json_object_get(q, mo[i]);
+            snprintf(p[i], sizeof(p[i]), "%s/%s", b, mo[i]);
+        }
+    } else {
+        const char *key = !strcmp(hlx_cfg_quant_method(q, mbuf, sizeof(mbuf)), "fp8")
+                              ? "ignored_layers" : "ignore";
+        lists[0] = json_object_get(q, key);
+        snprintf(p[0], sizeof(p[0]), "%s/%s", b, key);
+    }
+    return hlx_hf_ignore_apply(doc, c, lists, at, n, modelopt);
+}
+
 /* The ignore list of c's fp8 config (what the runtime reads unquantized): lm_head and, with
  * routed experts, the routers, each layer's by name (per_layer: as AutoFP8 and ModelOpt list
  * them) or by llm-compressor's regular expressions. */
@@ -2483,6 +2458,8 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
         st = hlx_cfg_modelopt(doc, hlx_jdoc_root(doc), "", c);
     if (st == HLX_OK)
         st = hlx_cfg_fp8_layout(doc, "/quantization", c);
+    if (st == HLX_OK)
+        st = hlx_cfg_unquant(doc, hlx_jdoc_root(doc), "", 1, c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     hlx_jdoc_free(doc);
@@ -4282,6 +4259,9 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     }
     if (st == HLX_OK) /* once the family is known (the MLA one takes block scales only) */
         st = hlx_cfg_fp8_layout(doc, "/quantization_config", c);
+    if (st == HLX_OK && hlx_jdoc_scope(doc, NULL) == HLX_OK) /* once the layers are known */
+        st = hlx_cfg_unquant(doc, json_object_get(hlx_jdoc_root(doc), "quantization_config"),
+                             "/quantization_config", 0, c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     else if (hlx_jdoc_scope(doc, NULL) == HLX_OK && /* the top level: not text_config */
@@ -4658,7 +4638,63 @@ typedef struct {
     hlx_hf_expect_t *v;
     size_t           n, cap;
     const hlx_hf_config_t *c;
+    /* the kinds of Linear layer met so far, in order (hlx_hf_expect_t.kind) */
+    char             kinds[HLX_HF_MAX_KINDS][48];
+    int              nkinds, last;
 } hlx_elist_t;
+
+const char *hlx_hf_kind_name(const char *name, char *buf, size_t len)
+{
+    static const char pre[] = "model.layers.";
+    const char *p = name, *x;
+    size_t n = 0;
+
+    if (len == 0)
+        return buf;
+    if (!strncmp(p, pre, sizeof(pre) - 1) && isdigit((unsigned char)p[sizeof(pre) - 1])) {
+        p += sizeof(pre) - 1;
+        while (isdigit((unsigned char)*p))
+            p++;
+        p += *p == '.';
+    }
+    while (*p && n + 1 < len) {
+        if (!strncmp(p, "experts.", 8) && isdigit((unsigned char)p[8]) &&
+            (p == name || p[-1] == '.')) { /* an expert's index: "*" */
+            for (x = p + 8; isdigit((unsigned char)*x); x++)
+                ;
+            if (*x == '.' && n + 10 < len) {
+                memcpy(buf + n, "experts.*", 9);
+                n += 9;
+                p = x;
+                continue;
+            }
+        }
+        buf[n++] = *p++;
+    }
+    buf[n] = '\0';
+    if (n >= 7 && !strcmp(buf + n - 7, ".weight"))
+        buf[n - 7] = '\0';
+    return buf;
+}
+
+/* name's kind in l (a new one appended), -1 past HLX_HF_MAX_KINDS. Runs of one kind (an
+ * expert's projections come in threes) are found without a search. */
+static int hlx_elist_kind(hlx_elist_t *l, const char *name)
+{
+    char k[sizeof(l->kinds[0])];
+    int i;
+
+    hlx_hf_kind_name(name, k, sizeof(k));
+    if (l->last >= 0 && l->last < l->nkinds && !strcmp(l->kinds[l->last], k))
+        return l->last;
+    for (i = 0; i < l->nkinds; i++)
+        if (!strcmp(l->kinds[i], k))
+            return l->last = i;
+    if (l->nkinds == HLX_HF_MAX_KINDS)
+        return -1;
+    snprintf(l->kinds[l->nkinds], sizeof(l->kinds[0]), "%s", k);
+    return l->last = l->nkinds++;
+}
 
 static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
                          hlx_hf_split_t split, int64_t r, int64_t k, const char *fmt, ...)
@@ -4688,20 +4724,28 @@ static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
     e->ndim = k > 0 ? 2 : k == 0 ? 1 : 0; /* k < 0: one value, shape [], [1] or [1, 1] */
     e->shape[0] = r;
     e->shape[1] = k > 0 ? k : 0;
+    e->kind = -1;
     return 0;
 }
 
-/* A linear weight [out][in]: fp8 with its block scales when the config says so. */
+/* A linear weight [out][in]: fp8 with its block scales when the config says so, unless its
+ * kind is one the ignore list leaves unquantized (hlx_hf_config_t.unquant). */
 static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t split,
                             int64_t out, int64_t in, const char *name)
 {
     const hlx_hf_config_t *c = l->c;
+    const int kind = hlx_elist_kind(l, name);
 
-    if (!c->fp8)
-        return hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name);
+    if (!c->fp8 || (kind >= 0 && (c->unquant >> kind & 1))) {
+        if (hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name) != 0)
+            return -1;
+        l->v[l->n - 1].kind = kind;
+        return 0;
+    }
     if (hlx_elist_add(l, c->int8 ? HLX_ST_I8 : HLX_ST_F8_E4M3, cls, split, out, in, "%s",
                       name) != 0)
         return -1;
+    l->v[l->n - 1].kind = kind;
     if (c->fp8 == HLX_HF_FP8_SCALE) /* weight_scale [out, 1] or one value; input_scale one */
         return hlx_elist_add(l, HLX_ST_F32, HLX_HFC_SCALE, split, c->fp8_channel ? out : 1,
                              c->fp8_channel ? 1 : -1, "%s_scale", name) != 0 ||
@@ -4764,7 +4808,7 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
     const hlx_model_t *m = &c->m;
     const int64_t H = m->hidden, Q = m->q_heads, V = m->vocab;
     const hlx_st_dtype_t dt = c->st_dtype;
-    hlx_elist_t l = { NULL, 0, 0, c };
+    hlx_elist_t l = { .c = c, .last = -1 };
     char p[32], nm[128];
     int li, j;
     /* an upper bound of the count: per layer 16 tensors and 3 per expert, each with a
@@ -5505,13 +5549,19 @@ hlx_status_t hlx_hf_check(hlx_ckpt_t *ck, const hlx_hf_config_t *c)
         else if (t->dtype != list[i].dtype && t->mxs == NULL && /* MXFP4: exact in any */
             !(list[i].cls == HLX_HFC_SCALE && hlx_st_is_scale(t->dtype)))
             st = hlx_ckpt_set_error(ck, HLX_ERR_MISMATCH,
-                                    "%s: tensor %s: dtype %s, expected %s (config.json: %s%s)",
+                                    "%s: tensor %s: dtype %s, expected %s (config.json: %s%s%s)",
                                     hlx_ckpt_file_path(ck, t->file), t->name,
                                     hlx_st_dtype_name(t->dtype),
                                     list[i].cls == HLX_HFC_SCALE ? "F32, BF16 or F16"
                                                                  : hlx_st_dtype_name(list[i].dtype),
                                     quant ? "quantization_config " : "torch_dtype ",
-                                    quant ? (c->int8 ? "int8" : "fp8") : c->torch_dtype);
+                                    quant ? (c->int8 ? "int8" : "fp8") : c->torch_dtype,
+                                    c->fp8 && list[i].kind >= 0 && !quant
+                                        ? ", left unquantized by the quantization config's "
+                                          "ignore list"
+                                    : c->fp8 && list[i].kind >= 0 && t->dtype == c->st_dtype
+                                        ? "; a Linear layer stored unquantized must be named "
+                                          "by its ignore list" : "");
         else if (list[i].ndim == 0) /* a one-value scale: its value too */
             st = hlx_hf_check_scale(ck, t);
         if (st == HLX_OK) /* a view (hlx_hf_expert_views): its fused tensor is read */

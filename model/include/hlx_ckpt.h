@@ -368,6 +368,12 @@ typedef struct hlx_hf_config {
                                           views (hlx_ckpt_view_t.mx) */
     int             fp8_input_scale;   /* HLX_HF_FP8_SCALE: static activations, an
                                           X.input_scale per Linear (not used) */
+    /* fp8 and int8 weights: the kinds of Linear layer the checkpoint stores unquantized
+     * (in torch_dtype) because the quantization config's ignore list names them, bit k for
+     * hlx_hf_expect_t.kind k; a kind is one projection of every layer (and every expert):
+     * self_attn.q_proj, feed_forward.shared_expert.down_proj, mlp.experts.*.up_proj (set by
+     * hlx_hf_config_load, docs/model.md "Ignore lists") */
+    uint64_t        unquant;
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             block_scale_plain; /* HLX_HF_FP8_BLOCK scales named X.weight_scale
                                           (compressed-tensors' block strategy), not
@@ -563,7 +569,19 @@ typedef struct hlx_hf_expect {
     hlx_hf_split_t split;
     int            kv;        /* GQA K/V projection: split by KV heads; 2: fused q, k, v
                                * (qkv_proj: the first Q*d rows by query heads) */
+    int            kind;      /* a Linear layer's weight: its kind (hlx_hf_kind_name), by
+                               * first appearance in the list; -1 for every other tensor */
 } hlx_hf_expect_t;
+
+/* Most kinds of Linear layer a model's list tells apart (hlx_hf_config_t.unquant's bits). */
+#define HLX_HF_MAX_KINDS 64
+/* The kind of the Linear weight `name`: its module name without "model.layers.L." and
+ * ".weight", an expert's index as "*" (model.layers.3.mlp.experts.7.up_proj.weight:
+ * mlp.experts.*.up_proj), into buf; returns buf. */
+const char  *hlx_hf_kind_name(const char *name, char *buf, size_t len);
+/* The kinds c reads unquantized (hlx_hf_config_t.unquant), comma-separated, into buf ("" for
+ * none); returns buf. */
+const char  *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len);
 
 /* Every tensor the model of c must hold, in a fixed order (fp8 scales included). Errors
  * ("config.json: ...") for a config describing more than 2^20 tensors and out of memory. */

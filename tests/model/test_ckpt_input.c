@@ -2066,8 +2066,8 @@ static void test_glm4_moe(void **state)
                "first_k_dense_replace: 3 exceeds num_hidden_layers 2", json_integer(1));
     expect_key("g45", "num_nextn_predict_layers", json_integer(17), HLX_ERR_PARSE,
                "num_nextn_predict_layers: 17: at most 16", json_integer(1));
-    /* a quantization ignore list may name the MTP layer's modules (never read), not a
-     * layer past it, nor the layer's number written otherwise */
+    /* a quantization ignore list may name the MTP layer's modules (never read), and
+     * modules the model does not have (a layer past it, a number written otherwise) */
     {
         static const char *const mods[] = { "model.layers.2.eh_proj", "model.layers.3.eh_proj",
                                             "model.layers.02.eh_proj" };
@@ -2081,10 +2081,9 @@ static void test_glm4_moe(void **state)
                               "num_bits", 8, "type", "float", "strategy", "channel",
                               "symmetric", 1, "dynamic", 0, "ignore", "lm_head",
                               "re:.*mlp.gate$", mods[j]));
-            if (j == 0)
-                expect_config("g45", HLX_OK, NULL);
-            else
-                expect_config("g45", HLX_ERR_PARSE, "ignore: only \"lm_head\" and the routers");
+            /* each names no Linear the decode reads: nothing left unquantized */
+            expect_config("g45", HLX_OK, NULL);
+            assert_true(g_cfg.unquant == 0);
         }
     }
     set_key("g45", "quantization_config", NULL);
@@ -2770,6 +2769,141 @@ static void test_llama4_nulls(void **state)
     assert_string_equal(json_string_value(json_array_get(ig, 1)), "re:.*feed_forward.router$");
     json_decref(c);
     expect_config("l4ct", HLX_OK, NULL);
+}
+
+/* Sets name's quantization_config.KEY (ignore, ignored_layers, exclude_modules) to the
+ * list `head` (NULL: none) then the NULL-terminated entries. */
+static void set_ignore(const char *name, const char *key, const char *head,
+                       const char *const *entries)
+{
+    char path[512];
+    json_t *c = config_json(name, path), *q = json_object_get(c, "quantization_config");
+    json_t *a = json_array();
+
+    assert_true(json_is_object(q));
+    if (head != NULL)
+        json_array_append_new(a, json_string(head));
+    for (; entries != NULL && *entries != NULL; entries++)
+        json_array_append_new(a, json_string(*entries));
+    json_object_set_new(q, key, a);
+    config_save(c, path);
+}
+
+/* expect_config(name) with the list of set_ignore: loaded, and the kinds read unquantized
+ * are `kinds` (hlx_hf_unquant_str), each Linear of hlx_hf_expect then expected in
+ * torch_dtype exactly where its kind is one of them. */
+static void expect_unquant(const char *name, const char *key, const char *const *entries,
+                           const char *kinds)
+{
+    char buf[1024], kn[64];
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i;
+    int plain = 0;
+
+    set_ignore(name, key, "lm_head", entries);
+    expect_config(name, HLX_OK, NULL);
+    hlx_hf_unquant_str(&g_cfg, buf, sizeof(buf));
+    if (strcmp(buf, kinds))
+        fail_msg("%s: %s leaves '%s' unquantized, wanted '%s'", name, entries[0], buf, kinds);
+    assert_int_equal(hlx_hf_expect(&g_cfg, &list, &n, buf, sizeof(buf)), HLX_OK);
+    for (i = 0; i < n; i++) {
+        if (list[i].kind < 0)
+            continue;
+        hlx_hf_kind_name(list[i].name, kn, sizeof(kn));
+        /* a kind's name is never a prefix of another's: strstr of ", kind," is exact */
+        snprintf(buf, sizeof(buf), ", %s,", kn);
+        {
+            char all[1100];
+            snprintf(all, sizeof(all), ", %s,", kinds);
+            assert_int_equal(list[i].dtype == g_cfg.st_dtype, strstr(all, buf) != NULL);
+            plain += list[i].dtype == g_cfg.st_dtype;
+        }
+    }
+    assert_true((plain > 0) == (kinds[0] != '\0'));
+    free(list);
+}
+
+/* Ignore lists leaving kinds of Linear layer unquantized (hlx_hf_config_t.unquant):
+ * compressed-tensors' and the fp8 method's "re:" expressions (Python's syntax: \d, (?:),
+ * lazy quantifiers, brackets; matched from the start of the module's name) and names,
+ * ModelOpt's wildcards, a nested model's names; refused: a kind left unquantized in some
+ * layers or experts only, every kind, expressions POSIX has no form for, a non-string. */
+static void test_ignore_lists(void **state)
+{
+    static const struct {
+        const char *e[3], *kinds;
+    } ok[] = {
+        { { "re:.*self_attn.*" }, "self_attn.q_proj, self_attn.k_proj, self_attn.v_proj, "
+                                  "self_attn.o_proj" },
+        { { "re:.*\\d\\.mlp\\.(?:down|up)_proj$" }, "mlp.up_proj, mlp.down_proj" },
+        { { "re:model\\.layers\\.[0-9]+\\.self_attn\\.[qk]_proj" },
+          "self_attn.q_proj, self_attn.k_proj" },
+        { { "re:.*o_pro+?j" }, "self_attn.o_proj" },
+        { { "re:.*[\\.]gate_proj$" }, "mlp.gate_proj" },
+        { { "model.layers.0.mlp.gate_proj", "model.layers.1.mlp.gate_proj" }, "mlp.gate_proj" },
+        { { "re:self_attn" }, "" },                     /* re.match: from the start */
+        { { "model.layers.7.self_attn.q_proj" }, "" },  /* no such layer */
+        { { "Llama4TextAttention" }, "" },              /* a class: not a Linear */
+    };
+    static const struct {
+        const char *e, *needle;
+        hlx_status_t st;
+    } bad[] = {
+        { "model.layers.0.mlp.down_proj", "ignore[1]: leaves model.layers.0.mlp.down_proj "
+          "unquantized but not model.layers.1.mlp.down_proj: a kind of Linear layer "
+          "(mlp.down_proj) is read unquantized in every layer or in none", HLX_ERR_UNSUPPORTED },
+        { "re:.*", "ignore: leaves every Linear layer unquantized", HLX_ERR_PARSE },
+        { "Linear", "ignore: leaves every Linear layer unquantized", HLX_ERR_PARSE },
+        { "re:.*(?=q)", "ignore[1]: regular expression .*(?=q): a group of the form (?...)",
+          HLX_ERR_PARSE },
+        { "re:.*\\bq_proj", "ignore[1]: regular expression .*\\bq_proj: an escape other than",
+          HLX_ERR_PARSE },
+        { "re:.*[[:alpha:]]", "a POSIX class ([:name:]) inside brackets", HLX_ERR_PARSE },
+        { "re:.*(q_proj", "ignore[1]: regular expression .*(q_proj: ", HLX_ERR_PARSE },
+        { "re:[a", "an unterminated [", HLX_ERR_PARSE },
+    };
+    size_t i;
+
+    (void)state;
+    synth("ign", "--family dense --dtype fp8 --fp8-scales channel --shards 1");
+    for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+        expect_unquant("ign", "ignore", ok[i].e, ok[i].kinds);
+    for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        const char *e[2] = { bad[i].e, NULL };
+        set_ignore("ign", "ignore", "lm_head", e);
+        expect_config("ign", bad[i].st, bad[i].needle);
+    }
+    set_key_in("ign", "quantization_config", "ignore", json_pack("[s, i]", "lm_head", 5));
+    expect_config("ign", HLX_ERR_PARSE, "ignore[1]: expected a module name");
+    /* routed experts: every expert's down_proj, or refused for some experts only */
+    synth("ignmoe", "--family qwen3-moe --dtype fp8 --fp8-format fp8 --shards 1");
+    {
+        const char *e[] = { "re:.*experts\\.\\d+\\.down_proj", NULL };
+        const char *e0[] = { "re:.*experts\\.0\\.", NULL };
+        expect_unquant("ignmoe", "ignored_layers", e, "mlp.experts.*.down_proj");
+        set_ignore("ignmoe", "ignored_layers", "lm_head", e0);
+        expect_config("ignmoe", HLX_ERR_UNSUPPORTED, "unquantized in every layer and every "
+                      "expert or in none");
+    }
+    /* ModelOpt: fnmatch wildcards, not expressions */
+    synth("ignmo", "--family dense --dtype fp8 --fp8-format modelopt --shards 1");
+    {
+        const char *e[] = { "*.mlp.*_proj", NULL };
+        const char *r[] = { "re:.*mlp.*", NULL };
+        expect_unquant("ignmo", "exclude_modules", e, "mlp.gate_proj, mlp.up_proj, "
+                       "mlp.down_proj");
+        expect_unquant("ignmo", "exclude_modules", r, "");
+    }
+    /* Llama 4: its modules under a multimodal model's names too */
+    synth("ignl4", "--family llama4 --dtype fp8 --shards 1");
+    {
+        const char *e[] = { "re:language_model\\.model\\.layers\\.\\d+\\.self_attn\\.",
+                            "re:model\\.language_model\\.layers\\.\\d+\\.feed_forward\\.shared_expert\\.",
+                            NULL };
+        expect_unquant("ignl4", "ignore", e, "self_attn.q_proj, self_attn.k_proj, "
+                       "self_attn.v_proj, self_attn.o_proj, feed_forward.shared_expert.gate_proj, "
+                       "feed_forward.shared_expert.up_proj, feed_forward.shared_expert.down_proj");
+    }
 }
 
 /* StarCoder2 (Starcoder2ForCausalLM): LayerNorms with biases, use_bias on q, k, v, o_proj
@@ -4289,6 +4423,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_olmo3),
         cmocka_unit_test(test_null_counts),
         cmocka_unit_test(test_llama4_nulls),
+        cmocka_unit_test(test_ignore_lists),
         cmocka_unit_test(test_starcoder2),
         cmocka_unit_test(test_int_bits),
         cmocka_unit_test(test_gemma2),

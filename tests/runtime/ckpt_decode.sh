@@ -25,6 +25,12 @@
 #                                                  their bf16 copies and as compressed-tensors;
 #                                                  block scales on qwen3 and qwen3-moe as their
 #                                                  bf16 copies; bad inputs refused
+#        ckpt_decode.sh unquant HELIX DATA HELIXRUN
+#                                                  fp8 checkpoints whose ignore lists leave
+#                                                  kinds of Linear layer in bf16 (attention,
+#                                                  shared experts, experts' down_proj,
+#                                                  MLA's kv_b_proj) decode as their whole
+#                                                  bf16 copies; 1 rank and TPA 2
 #        ckpt_decode.sh int HELIX DATA HELIXRUN   GPTQ, AWQ and compressed-tensors
 #                                                  pack-quantized and int8 weights decode as
 #                                                  the bf16 copies quantize_int.py makes of
@@ -308,9 +314,10 @@ ctfp8)
     [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
     "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
         { echo "FAIL: model info does not name the scales"; fail=1; }
-    # refused: two groups, a group strategy, another ignore list (config; a vision-tower
-    # pattern that matches every Linear too); a missing scale; read: an ignore list naming
-    # the head by llm-compressor's pattern and a multimodal checkpoint's vision tower
+    # refused: two groups, a group strategy, an ignore list naming every down_proj where
+    # the tensors are fp8 (the tensor named), one naming every Linear (a vision-tower
+    # pattern with an alternation); a missing scale; read: an ignore list naming the head by
+    # llm-compressor's pattern and a multimodal checkpoint's vision tower
     for bad in groups strategy ignore visall noscale vision; do
         cp -r "$dir/dense-channel" "$dir/$bad"
         python3 - "$dir/$bad" $bad <<'PY'
@@ -337,7 +344,8 @@ PY
         case $bad in
         groups)   want="config_groups: expected one group" ;;
         strategy) want="config_groups: the group's weights must be 8-bit float" ;;
-        ignore | visall) want='ignore: only "lm_head" and the routers' ;;
+        ignore)   want='down_proj.weight: dtype F8_E4M3, expected BF16 (config.json: torch_dtype bfloat16, left unquantized by the quantization config' ;;
+        visall)   want='ignore: leaves every Linear layer unquantized' ;;
         noscale)  want="up_proj.weight_scale" ;;
         vision)   want="" ;;
         esac
@@ -519,7 +527,7 @@ PY
         noalgo)      want='quant_algo: required key is missing' ;;
         nested)      want='config.json:31:7: quant_algo: only "FP8"' ;;
         int8kv)      want='kv_cache_quant_algo: only "FP8"' ;;
-        ignored)     want='ignored_layers: only "lm_head" and the routers' ;;
+        ignored)     want='ignored_layers[1]: leaves model.layers.0.mlp.down_proj unquantized but not model.layers.1.mlp.down_proj' ;;
         scheme)      want='activation_scheme: expected "dynamic" or "static"' ;;
         ctbstatic)   want='block-scaled weights take dynamic input activations' ;;
         ctbshape)    want="the block strategy's block_structure must be [rows, cols]" ;;
@@ -540,6 +548,69 @@ PY
     }
     in_lanes fp8_refused nvfp4 noalgo nested int8kv ignored scheme blockstatic method noinput \
         kvgone nokv0 hqnvfp4 hqbad mlatensor nanscale negblock ctbstatic ctbshape ctbscale ctbstr
+    ;;
+unquant)
+    # Ignore lists that leave kinds of Linear layer unquantized (docs/model.md "Ignore
+    # lists"): an fp8 checkpoint of which fp8_to_bf16.py --only dequantizes the modules an
+    # ignore list names (its own e4m3 decoder, the rest kept fp8 with their scales) decodes
+    # bit for bit as the whole bf16 copy, --check passing: Llama 4 with llm-compressor's
+    # list (attention, the shared expert, routers, vision tower, a class name), Llama's
+    # layout with the fp8 method's per-layer names, Qwen3-MoE with ModelOpt's wildcards
+    # (every expert's down_proj), DeepSeek's MLA with block scales (kv_b_proj and the shared
+    # experts' down_proj by expressions); TPA 2 on the first; model info names the kinds
+    helixrun=$1 conv="$(dirname "$0")/fp8_to_bf16.py"
+    hash() { json_field "$1" "d['hidden_hash']"; }
+    # case NAME FAMILY SYNTH-ARGS ONLY-REGEX KEY ENTRY...: the checkpoint, its bf16 copy,
+    # its partial copy with KEY (ignore, ignored_layers, exclude_modules) holding ENTRY...
+    unq_case() {
+        local name=$1 fam=$2 args=$3 only=$4 key=$5
+        shift 5
+        "$helix" model synth --family $fam --dtype fp8 $args --seed 4 --out "$dir/$name" \
+            >/dev/null || { echo "FAIL: synth $name"; fail=1; return; }
+        python3 "$conv" "$dir/$name" "$dir/$name-bf16" &&
+            python3 "$conv" "$dir/$name" "$dir/$name-mix" --only "$only" ||
+            { echo "FAIL: fp8_to_bf16.py $name"; fail=1; return; }
+        python3 - "$dir/$name-mix" "$key" "$@" <<'PY'
+import json, os, sys
+d, key, entries = sys.argv[1], sys.argv[2], sys.argv[3:]
+c = json.load(open(d + '/config.json'))
+q = c.get('quantization_config')
+q = q.get('quantization', q)
+q[key] = (q.get(key) or ['lm_head']) + entries
+json.dump(c, open(d + '/config.json', 'w'), indent=2)
+PY
+        for m in $name $name-bf16 $name-mix; do
+            "$helix" decode --model "$dir/$m" --context 60 --steps 4 --check --json \
+                >"$dir/out.$m" 2>"$dir/err.$m" || { echo "FAIL: $m"; cat "$dir/err.$m"; fail=1; }
+        done
+        local a b c ok
+        a=$(hash "$dir/out.$name") b=$(hash "$dir/out.$name-bf16") c=$(hash "$dir/out.$name-mix")
+        ok=$(json_field "$dir/out.$name-mix" "d['passed']")
+        echo "$name: fp8 $a, bf16 $b, partly bf16 $c, check $ok"
+        [ "$a" = "$b" ] && [ "$b" = "$c" ] && [ "$ok" = True ] ||
+            { echo "FAIL: $name's partly bf16 copy decodes otherwise"; fail=1; }
+        "$helix" model info "$dir/$name-mix" | grep "left unquantized"
+    }
+    unq_case l4 llama4 "--fp8-scales channel" '.*(self_attn|shared_expert)' ignore \
+        're:.*lm_head' 're:.*self_attn' 're:.*router' 're:vision_model.*' \
+        're:multi_modal_projector.*' 're:.*shared_expert.*' Llama4TextAttention
+    "$helix" model info "$dir/l4-mix" | grep -qF "left unquantized by the ignore list (stored bfloat16): self_attn.q_proj, self_attn.k_proj, self_attn.v_proj, self_attn.o_proj, feed_forward.shared_expert.gate_proj, feed_forward.shared_expert.up_proj, feed_forward.shared_expert.down_proj" ||
+        { echo "FAIL: model info does not name the kinds read unquantized"; fail=1; }
+    unq_case dn dense "--fp8-format fp8" 'model\.layers\.\d+\.mlp\.(gate|up)_proj$' \
+        ignored_layers model.layers.0.mlp.gate_proj model.layers.1.mlp.gate_proj \
+        model.layers.0.mlp.up_proj model.layers.1.mlp.up_proj
+    unq_case moe qwen3-moe "--fp8-format modelopt" '.*experts\.\d+\.down_proj$' \
+        exclude_modules '*.experts.*.down_proj'
+    unq_case mla moe-mla "" '.*(kv_b_proj|shared_experts\.down_proj)$' ignored_layers \
+        're:.*kv_b_proj' 're:.*shared_experts.down_proj'
+    for m in l4 l4-mix; do
+        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+            --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
+            --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+    done
+    a=$(hash "$dir/out.tpa.l4") b=$(hash "$dir/out.tpa.l4-mix")
+    echo "llama4, TPA 2: fp8 $a, partly bf16 $b"
+    [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the fp8 checkpoint"; fail=1; }
     ;;
 int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by

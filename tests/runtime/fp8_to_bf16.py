@@ -12,11 +12,17 @@ declares them (self_attn.k_proj.k_scale -> self_attn.k_scale, a kv_cache_scheme 
 scale per tensor; also where quant_method fp8 or modelopt leaves them undeclared). A
 runtime that dequantizes the same way decodes the copy bit for bit as the original.
 
-usage: fp8_to_bf16.py SRC DST
+With --only REGEX, only the weights whose module (the name without ".weight") re.match()es
+REGEX are dequantized, their scales dropped; every other tensor, the tensor names and
+config.json stay as they are (a checkpoint whose ignore list leaves those modules
+unquantized, once the caller names them there).
+
+usage: fp8_to_bf16.py SRC DST [--only REGEX]
 """
 import glob
 import json
 import os
+import re
 import struct
 import sys
 from array import array
@@ -69,6 +75,15 @@ def read(path):
 
 def main():
     src, dst = sys.argv[1], sys.argv[2]
+    only = re.compile(sys.argv[4]) if len(sys.argv) == 5 and sys.argv[3] == '--only' else None
+    if len(sys.argv) != 3 and only is None:
+        raise SystemExit('usage: fp8_to_bf16.py SRC DST [--only REGEX]')
+
+    def kept(name):  # --only: a tensor left as it is (a weight not matched, or its scales)
+        for suf in ('.weight_scale_inv', '.weight_scale', '.input_scale', '.weight'):
+            if name.endswith(suf):
+                return not only.match(name[:-len(suf)])
+        return True
     os.makedirs(dst, exist_ok=True)
     shards = sorted(glob.glob(os.path.join(src, '*.safetensors')))
     tensors = {}
@@ -83,6 +98,9 @@ def main():
     q0 = json.load(open(os.path.join(src, 'config.json'))).get('quantization_config') or {}
     block = q0.get('weight_block_size')  # quant_method fp8 with blocks
     for name, (dt, shape, raw) in tensors.items():
+        if only is not None and kept(name):
+            out[name] = (dt, shape, raw)
+            continue
         if name.endswith(('.weight_scale', '.weight_scale_inv', '.input_scale')):
             continue
         for kv in 'kv':  # AutoFP8's and ModelOpt's KV-scale names
@@ -123,6 +141,11 @@ def main():
     h += b' ' * (-len(h) % 8)
     with open(os.path.join(dst, 'model.safetensors'), 'wb') as f:
         f.write(struct.pack('<Q', len(h)) + h + blob)
+    if only is not None:  # config.json (and hf_quant_config.json) as they are
+        for f in ('config.json', 'hf_quant_config.json'):
+            if os.path.exists(os.path.join(src, f)):
+                open(os.path.join(dst, f), 'w').write(open(os.path.join(src, f)).read())
+        return
     cfg = json.load(open(os.path.join(src, 'config.json')))
     q = cfg.get('quantization_config')
     if q is None and os.path.exists(os.path.join(src, 'hf_quant_config.json')):

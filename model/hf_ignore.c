@@ -1,0 +1,339 @@
+/* Ignore lists of fp8 and int8 checkpoints (compressed-tensors' ignore, the fp8 method's
+ * ignored_layers, ModelOpt's exclude_modules): which Linear layers are stored unquantized,
+ * matched as the quantizer that wrote the list matched it, summed up per kind of layer
+ * (hlx_hf_config_t.unquant). docs/model.md "Ignore lists". */
+#define _GNU_SOURCE
+#include "hlx_ckpt.h"
+#include "hlx_err.h"
+#include "hlx_hf_ignore.h"
+#include "hlx_json.h"
+
+#include <ctype.h>
+#include <fnmatch.h>
+#include <jansson.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef enum {
+    HLX_IGN_NAME = 0, /* a module's name (or a class: "Linear" names every Linear) */
+    HLX_IGN_RE,       /* "re:" and a Python regular expression, matched from the start */
+    HLX_IGN_GLOB      /* ModelOpt's fnmatch wildcards */
+} hlx_ign_type_t;
+
+typedef struct {
+    const char    *s;    /* the entry as the list holds it */
+    hlx_ign_type_t type;
+    int            list; /* which of the lists, and its index there */
+    size_t         index;
+    regex_t        re;
+} hlx_ign_t;
+
+/* Appends s to out[*n, cap); 0, or -1 when it does not fit. */
+static int hlx_ere_put(char *out, size_t cap, size_t *n, const char *s)
+{
+    size_t k = strlen(s);
+
+    if (*n + k >= cap)
+        return -1;
+    memcpy(out + *n, s, k + 1);
+    *n += k;
+    return 0;
+}
+
+/* A Python regular expression as a POSIX extended one of the same matches (for a name
+ * without a newline), into out: NULL, or why it is not read. Python's escapes of classes
+ * (\d, \w, \s and their negations) become bracket expressions, an escaped character a
+ * bracket of it, "(?:" a plain group, a lazy quantifier a greedy one (whether there is a
+ * match does not depend on it); lookarounds, flags, named groups, back references and
+ * anchors other than ^ and $ have no POSIX form and are refused. */
+static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
+{
+    static const char special[] = ".[]()*+?{}|^$\\";
+    size_t n = 0;
+    const char *p = py;
+    char one[8];
+    int braces = 0;
+
+    out[0] = '\0';
+    while (*p) {
+        const char *r = NULL;
+        if (*p == '\\') {
+            const char c = p[1];
+            switch (c) {
+            case 'd': r = "[0-9]"; break;
+            case 'D': r = "[^0-9]"; break;
+            case 'w': r = "[[:alnum:]_]"; break;
+            case 'W': r = "[^[:alnum:]_]"; break;
+            case 's': r = "[[:space:]]"; break;
+            case 'S': r = "[^[:space:]]"; break;
+            default:
+                if (c == '\0')
+                    return "a trailing backslash";
+                if (isalnum((unsigned char)c))
+                    return "an escape other than \\d, \\w, \\s, their capitals or an escaped "
+                           "punctuation character";
+                if (strchr(special, c) != NULL)
+                    snprintf(one, sizeof(one), "\\%c", c);
+                else
+                    snprintf(one, sizeof(one), "[%c]", c);
+                r = one;
+            }
+            p += 2;
+        } else if (*p == '(' && p[1] == '?') {
+            if (p[2] != ':')
+                return "a group of the form (?...) other than (?:...) (lookarounds, flags, "
+                       "named groups)";
+            r = "(";
+            p += 3;
+        } else if (*p == '[') { /* a bracket expression: copied up to its end */
+            size_t k = 1;
+            if (hlx_ere_put(out, cap, &n, "[") != 0)
+                return "too long";
+            if (p[k] == '^' && hlx_ere_put(out, cap, &n, "^") == 0)
+                k++;
+            if (p[k] == ']' && hlx_ere_put(out, cap, &n, "]") == 0)
+                k++;
+            for (; p[k] && p[k] != ']'; k++) {
+                char ch[3] = { p[k], 0, 0 };
+                if (p[k] == '[' && (p[k + 1] == ':' || p[k + 1] == '.' || p[k + 1] == '='))
+                    return "a POSIX class ([:name:]) inside brackets";
+                if (p[k] == '\\') {
+                    const char c = p[++k];
+                    if (c != 'd' && (c == '\0' || isalnum((unsigned char)c) || strchr("]^-\\", c)))
+                        return "an escape inside brackets other than \\d or a punctuation "
+                               "character other than ] ^ - \\";
+                    if (c == 'd' && hlx_ere_put(out, cap, &n, "0-9") != 0)
+                        return "too long";
+                    if (c == 'd')
+                        continue;
+                    ch[0] = c;
+                }
+                if (hlx_ere_put(out, cap, &n, ch) != 0)
+                    return "too long";
+            }
+            if (p[k] != ']')
+                return "an unterminated [";
+            r = "]";
+            p += k + 1;
+        } else if (*p == '{') { /* a count: small ones only (a nest of large ones would
+                                  * make regcomp build an automaton of their product) */
+            const char *q = p + 1;
+            long v = 0;
+            if (++braces > 2)
+                return "more than 2 counted repetitions ({m,n})";
+            for (; isdigit((unsigned char)*q) || *q == ','; q++) {
+                v = *q == ',' ? 0 : v * 10 + (*q - '0');
+                if (v > 16)
+                    return "a repetition count above 16";
+            }
+            one[0] = '{';
+            one[1] = '\0';
+            r = one;
+            p++;
+        } else if (strchr("*+?}", *p) != NULL && p[1] == '?') { /* lazy: as greedy */
+            one[0] = *p;
+            one[1] = '\0';
+            r = one;
+            p += 2;
+        } else {
+            one[0] = *p;
+            one[1] = '\0';
+            r = one;
+            p++;
+        }
+        if (hlx_ere_put(out, cap, &n, r) != 0)
+            return "too long";
+    }
+    return NULL;
+}
+
+/* Entry e of list `list`, index i, compiled into *g; the error at its place in doc. */
+static hlx_status_t hlx_ign_compile(hlx_jdoc_t *doc, const char *at, size_t i, const char *e,
+                                    int glob, hlx_ign_t *g)
+{
+    char ere[1024], full[1100], path[256];
+    const char *why;
+    int rc;
+
+    g->s = e;
+    g->index = i;
+    snprintf(path, sizeof(path), "%s/%zu", at, i);
+    if (glob) {
+        g->type = strpbrk(e, "*?[") != NULL ? HLX_IGN_GLOB : HLX_IGN_NAME;
+        return HLX_OK;
+    }
+    if (strncmp(e, "re:", 3)) {
+        g->type = HLX_IGN_NAME;
+        return HLX_OK;
+    }
+    if ((why = hlx_pyre_to_ere(e + 3, ere, sizeof(ere))) != NULL)
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s is not "
+                             "read (Python's re syntax, as its quantizer matched it, in the "
+                             "part POSIX regular expressions share)", e + 3, why);
+    snprintf(full, sizeof(full), "^(%s)", ere); /* re.match: from the start, not to the end */
+    if ((rc = regcomp(&g->re, full, REG_EXTENDED | REG_NOSUB)) != 0) {
+        char msg[128];
+        regerror(rc, &g->re, msg, sizeof(msg));
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", e + 3, msg);
+    }
+    g->type = HLX_IGN_RE;
+    return HLX_OK;
+}
+
+static int hlx_ign_match(const hlx_ign_t *g, const char *module)
+{
+    switch (g->type) {
+    case HLX_IGN_RE:
+        return regexec(&g->re, module, 0, NULL, 0) == 0;
+    case HLX_IGN_GLOB:
+        return fnmatch(g->s, module, FNM_NOESCAPE) == 0;
+    default:
+        return !strcmp(g->s, module) || !strcmp(g->s, "Linear"); /* a class: every Linear */
+    }
+}
+
+/* The first entry of g[0, n) naming module under any of its names (a multimodal
+ * checkpoint's text model under language_model.model. or model.language_model. too, as
+ * transformers has named it); -1 for none. */
+static long hlx_ign_find(const hlx_ign_t *g, size_t n, const char *module, int nested)
+{
+    char alt[2][192];
+    size_t i;
+    int k, forms = 1;
+
+    if (nested) {
+        snprintf(alt[0], sizeof(alt[0]), "language_model.%.160s", module);
+        snprintf(alt[1], sizeof(alt[1]), "model.language_model.%.160s",
+                 !strncmp(module, "model.", 6) ? module + 6 : module);
+        forms = 3;
+    }
+    for (i = 0; i < n; i++)
+        for (k = 0; k < forms; k++)
+            if (hlx_ign_match(&g[i], k == 0 ? module : alt[k - 1]))
+                return (long)i;
+    return -1;
+}
+
+static void hlx_ign_free(hlx_ign_t *g, size_t n)
+{
+    size_t i;
+
+    for (i = 0; i < n; i++)
+        if (g[i].type == HLX_IGN_RE)
+            regfree(&g[i].re);
+    free(g);
+}
+
+/* A Linear weight's module: its name without ".weight". */
+static void hlx_ign_module(const char *name, char *buf, size_t len)
+{
+    size_t n = strlen(name);
+
+    if (n >= 7 && !strcmp(name + n - 7, ".weight"))
+        n -= 7;
+    snprintf(buf, len, "%.*s", (int)n, name);
+}
+
+hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
+                                 const char *const *at, int nlists, int glob)
+{
+    hlx_hf_expect_t *list = NULL;
+    hlx_ign_t *g;
+    size_t n = 0, ne = 0, total = 0, i;
+    long hit[HLX_HF_MAX_KINDS], miss[HLX_HF_MAX_KINDS], by[HLX_HF_MAX_KINDS];
+    int k, li, nkinds = 0, all = 1, nested = (c->fused & (HLX_HF_NESTED | HLX_HF_LLAMA4)) != 0;
+    char err[256], path[256], a[160], b[160], kn[64];
+    hlx_status_t st = HLX_OK;
+
+    c->unquant = 0;
+    if (!c->fp8)
+        return HLX_OK;
+    for (li = 0; li < nlists; li++)
+        total += json_is_array(lists[li]) ? json_array_size(lists[li]) : 0;
+    if (total == 0)
+        return HLX_OK;
+    if ((g = calloc(total, sizeof(*g))) == NULL)
+        return hlx_jdoc_fail(doc, at[0], HLX_ERR_NOMEM, "out of memory");
+    for (li = 0; li < nlists && st == HLX_OK; li++)
+        for (i = 0; json_is_array(lists[li]) && i < json_array_size(lists[li]) && st == HLX_OK;
+             i++) {
+            const char *e = json_string_value(json_array_get(lists[li], i));
+            if (e == NULL) /* hlx_cfg_ignore has seen to it */
+                continue;
+            g[ne].list = li;
+            st = hlx_ign_compile(doc, at[li], i, e, glob, &g[ne]);
+            ne += st == HLX_OK;
+        }
+    if (st == HLX_OK && (st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
+        st = hlx_jdoc_fail(doc, at[0], st, "%s", err);
+    for (k = 0; k < HLX_HF_MAX_KINDS; k++)
+        hit[k] = miss[k] = by[k] = -1;
+    for (i = 0; st == HLX_OK && i < n; i++) {
+        char module[160];
+        long e;
+        k = list[i].kind;
+        if (k < 0)
+            continue;
+        hlx_ign_module(list[i].name, module, sizeof(module));
+        e = hlx_ign_find(g, ne, module, nested);
+        if (k >= nkinds)
+            nkinds = k + 1;
+        if (e >= 0 && hit[k] < 0) {
+            hit[k] = (long)i;
+            by[k] = e;
+        } else if (e < 0 && miss[k] < 0) {
+            miss[k] = (long)i;
+        }
+    }
+    for (k = 0; st == HLX_OK && k < nkinds; k++) {
+        if (hit[k] >= 0 && miss[k] >= 0) { /* some of a kind: the runtime has no such form */
+            const hlx_ign_t *e = &g[by[k]];
+            hlx_ign_module(list[hit[k]].name, a, sizeof(a));
+            hlx_ign_module(list[miss[k]].name, b, sizeof(b));
+            snprintf(path, sizeof(path), "%s/%zu", at[e->list], e->index);
+            hlx_hf_kind_name(list[hit[k]].name, kn, sizeof(kn));
+            st = hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "leaves %s unquantized but not "
+                               "%s: a kind of Linear layer (%s) is read unquantized in every "
+                               "layer%s or in none", a, b, kn,
+                               strstr(kn, "experts.*") ? " and every expert" : "");
+        }
+        all &= hit[k] >= 0;
+        if (hit[k] >= 0)
+            c->unquant |= (uint64_t)1 << k;
+    }
+    if (st == HLX_OK && nkinds > 0 && all)
+        st = hlx_jdoc_fail(doc, at[0], HLX_ERR_PARSE, "leaves every Linear layer unquantized: "
+                           "nothing is read quantized (remove quantization_config if the "
+                           "checkpoint holds no quantized weight)");
+    if (st != HLX_OK)
+        c->unquant = 0;
+    free(list);
+    hlx_ign_free(g, ne);
+    return st;
+}
+
+const char *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len)
+{
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i, off = 0;
+    uint64_t done = 0;
+    char err[128], kn[64];
+
+    if (len == 0)
+        return buf;
+    buf[0] = '\0';
+    if (c->unquant == 0 || hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
+        return buf;
+    for (i = 0; i < n && off + 1 < len; i++) {
+        const int k = list[i].kind;
+        if (k < 0 || !(c->unquant >> k & 1) || (done >> k & 1))
+            continue;
+        done |= (uint64_t)1 << k;
+        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
+                                hlx_hf_kind_name(list[i].name, kn, sizeof(kn)));
+    }
+    free(list);
+    return buf;
+}
