@@ -73,7 +73,7 @@ static void hlx_synth_usage(FILE *f)
         "                         [--max-bytes SIZE] [--kv-scales K,V[,K,V...]]\n"
         "                         [--kv-scales-per-head] [--fp8-scales tensor|channel]\n"
         "                         [--fp8-format compressed-tensors|fp8|modelopt|fp8-block|\n"
-        "                                       compressed-tensors-block]\n\n"
+        "                                       compressed-tensors-block|fbgemm_fp8]\n\n"
         "Writes a small Hugging Face checkpoint: config.json, the tensors in N safetensors\n"
         "shards and model.safetensors.index.json.\n\n"
         "  --family dense    LlamaForCausalLM with the dimensions of the `tiny` preset (H 256,\n"
@@ -208,7 +208,9 @@ static void hlx_synth_usage(FILE *f)
         "                    fp8-block: quant_method fp8 with weight_block_size [32, 32]\n"
         "                    (weight_scale_inv per block, as Qwen3's FP8 releases);\n"
         "                    compressed-tensors-block: llm-compressor's FP8_BLOCK (strategy\n"
-        "                    block, block_structure [32, 32], weight_scale per block)\n"
+        "                    block, block_structure [32, 32], weight_scale per block);\n"
+        "                    fbgemm_fp8: Meta's FP8 releases' form (a scale per channel,\n"
+        "                    modules_to_not_convert, activation_scale_ub)\n"
         "  --shards N        number of safetensors files (default 2; 1 writes a single\n"
         "                    model.safetensors without an index)\n"
         "  --max-bytes SIZE  refuse to write a checkpoint larger than SIZE bytes (suffix K,\n"
@@ -231,7 +233,7 @@ static void hlx_synth_usage(FILE *f)
 /* --fp8-format: what it writes (compressed-tensors, AutoFP8's fp8, ModelOpt's, and block
  * scales as quant_method fp8 with weight_block_size) */
 enum { HLX_SYNTH_FMT_CT, HLX_SYNTH_FMT_FP8, HLX_SYNTH_FMT_MODELOPT, HLX_SYNTH_FMT_BLOCK,
-       HLX_SYNTH_FMT_CT_BLOCK };
+       HLX_SYNTH_FMT_CT_BLOCK, HLX_SYNTH_FMT_FBGEMM };
 
 /* The scale of a dense family's fp8 weight (--dtype fp8) at row r, column col: 2^-4 times
  * 1, 1.25, 1.5 or 1.75, by tensor (key: a hash of its name), and by row (per channel) or
@@ -266,7 +268,8 @@ static uint32_t hlx_synth_fp8_key(const char *name)
 }
 
 /* The HLX_HF_QF_* forms by the names `model info` gives them (their quant_method) */
-static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt" };
+static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt",
+                                                   "fbgemm_fp8" };
 
 /* What `model info --json` says of c's quantization: the fp8 weights' form and scales
  * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
@@ -1292,7 +1295,7 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         case O_FP8_FORMAT: /* the indices are HLX_SYNTH_FMT_* */
             if (hlx_parse_choice(optarg,
                                  "compressed-tensors|fp8|modelopt|fp8-block|"
-                                 "compressed-tensors-block", &fp8_form,
+                                 "compressed-tensors-block|fbgemm_fp8", &fp8_form,
                                  why, sizeof(why)) != HLX_OK) {
                 fprintf(stderr, "helix model synth: --fp8-format: %s\n", why);
                 return 2;
@@ -1368,13 +1371,21 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         return 2;
     }
     if (fp8_form > HLX_SYNTH_FMT_CT && fp8_tensor >= 0 &&
-        (fp8_tensor == 0 || fp8_form >= HLX_SYNTH_FMT_BLOCK)) {
+        (fp8_form == HLX_SYNTH_FMT_FBGEMM ? fp8_tensor == 1
+                                          : fp8_tensor == 0 || fp8_form >= HLX_SYNTH_FMT_BLOCK)) {
         static const char *const name[] = { "", "fp8", "modelopt", "fp8-block",
-                                            "compressed-tensors-block" };
+                                            "compressed-tensors-block", "fbgemm_fp8" };
         fprintf(stderr, "helix model synth: --fp8-scales: the %s form has %s\n", name[fp8_form],
-                fp8_form >= HLX_SYNTH_FMT_BLOCK
+                fp8_form == HLX_SYNTH_FMT_FBGEMM
+                    ? "one scale per channel (--fp8-scales channel, or leave it out)"
+                : fp8_form >= HLX_SYNTH_FMT_BLOCK
                     ? "one scale per block of 32 x 32 (leave --fp8-scales out)"
                     : "one scale per tensor (--fp8-scales tensor, or leave it out)");
+        return 2;
+    }
+    if (fp8_form == HLX_SYNTH_FMT_FBGEMM && kvs != NULL) {
+        fprintf(stderr, "helix model synth: --kv-scales: the fbgemm_fp8 form has no KV-cache "
+                "scales\n");
         return 2;
     }
     if ((fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT) && kvs_head) {
@@ -1386,6 +1397,8 @@ static int hlx_cmd_model_synth(int argc, char **argv)
         /* DeepSeek's layout on a dense model (Qwen3's FP8), or llm-compressor's FP8_BLOCK */
         ctx.cfg.fp8 = HLX_HF_FP8_BLOCK;
         ctx.cfg.block_scale_plain = fp8_form == HLX_SYNTH_FMT_CT_BLOCK;
+    } else if (fp8_form == HLX_SYNTH_FMT_FBGEMM) { /* Meta's: per channel, nothing else */
+        ctx.cfg.fp8_form = HLX_HF_QF_FBGEMM;
     } else if (fp8_form == HLX_SYNTH_FMT_FP8 || fp8_form == HLX_SYNTH_FMT_MODELOPT) {
         /* per tensor, static input scales, KV scales as k_proj.k_scale */
         ctx.cfg.fp8_form = fp8_form == HLX_SYNTH_FMT_FP8 ? HLX_HF_QF_FP8 : HLX_HF_QF_MODELOPT;

@@ -2282,6 +2282,30 @@ static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
     return HLX_OK;
 }
 
+/* quant_method "fbgemm_fp8" (Meta's FP8 releases, transformers' FbgemmFp8Config, vLLM's
+ * FBGEMMFp8Config): fp8 e4m3 weights with a scale per output channel (X.weight_scale
+ * [out, 1]); activations quantized per token when run, bounded by activation_scale_ub (a
+ * number > 0, not used: the runtime computes over the dequantized weights); the modules
+ * left in torch_dtype in modules_to_not_convert (hlx_cfg_unquant), lm_head implied. */
+static hlx_status_t hlx_cfg_fbgemm(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
+{
+    json_t *ub = json_object_get(q, "activation_scale_ub");
+    hlx_status_t st;
+
+    if (ub != NULL && !json_is_null(ub) &&
+        !(json_is_number(ub) && json_number_value(ub) > 0 && isfinite(json_number_value(ub))))
+        return hlx_jdoc_fail(doc, "/quantization_config/activation_scale_ub", HLX_ERR_PARSE,
+                             "expected a number > 0 (the activations' scale bound)");
+    if ((st = hlx_cfg_ignore(doc, q, "modules_to_not_convert",
+                             "/quantization_config/modules_to_not_convert", 1)) != HLX_OK)
+        return st;
+    c->fp8 = HLX_HF_FP8_SCALE;
+    c->fp8_form = HLX_HF_QF_FBGEMM;
+    c->fp8_channel = 1;
+    c->m.weight_dtype = HLX_DTYPE_FP8;
+    return HLX_OK;
+}
+
 /* NVIDIA ModelOpt's FP8 export (quant_method "modelopt", as vLLM and SGLang read it): at
  * pointer at, quant_algo "FP8" (fp8 e4m3 weights, one X.weight_scale and one static
  * X.input_scale per tensor), kv_cache_quant_algo "FP8" or null (KV-cache scales per tensor,
@@ -2343,7 +2367,7 @@ static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n);
  * unquantized, once the model is known: compressed-tensors' ignore and the fp8 method's
  * ignored_layers ("re:" expressions and names), ModelOpt's exclude_modules and ignore
  * (fnmatch wildcards, as vLLM matches them; nested under "quantization" where that is
- * there). */
+ * there), fbgemm_fp8's modules_to_not_convert (transformers' rule). */
 static hlx_status_t hlx_cfg_unquant(hlx_jdoc_t *doc, json_t *q, const char *base,
                                     int modelopt, hlx_hf_config_t *c)
 {
@@ -2368,12 +2392,17 @@ static hlx_status_t hlx_cfg_unquant(hlx_jdoc_t *doc, json_t *q, const char *base
             snprintf(p[i], sizeof(p[i]), "%s/%s", b, mo[i]);
         }
     } else {
-        const char *key = !strcmp(hlx_cfg_quant_method(q, mbuf, sizeof(mbuf)), "fp8")
-                              ? "ignored_layers" : "ignore";
+        const char *method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
+        const char *key = !strcmp(method, "fp8")           ? "ignored_layers"
+                          : !strcmp(method, "fbgemm_fp8") ? "modules_to_not_convert"
+                                                          : "ignore";
         lists[0] = json_object_get(q, key);
         snprintf(p[0], sizeof(p[0]), "%s/%s", b, key);
+        if (!strcmp(method, "fbgemm_fp8"))
+            return hlx_hf_ignore_apply(doc, c, lists, at, n, HLX_IGN_MODE_HF);
     }
-    return hlx_hf_ignore_apply(doc, c, lists, at, n, modelopt);
+    return hlx_hf_ignore_apply(doc, c, lists, at, n,
+                               modelopt ? HLX_IGN_MODE_GLOB : HLX_IGN_MODE_CT);
 }
 
 /* The ignore list of c's fp8 config (what the runtime reads unquantized): lm_head and, with
@@ -2612,14 +2641,15 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
     }
     if (!json_is_object(q) || (strcmp(method, "compressed-tensors") && strcmp(method, "fp8") &&
                                strcmp(method, "modelopt") && strcmp(method, "gptq") &&
-                               strcmp(method, "awq")))
+                               strcmp(method, "awq") && strcmp(method, "fbgemm_fp8")))
         return hlx_jdoc_fail(doc, json_is_object(q) ? "/quantization_config/quant_method"
                                                     : "/quantization_config",
                              HLX_ERR_PARSE, "supported: \"compressed-tensors\" (fp8 weights, "
                              "4- and 8-bit integer weights, fp8 KV-cache scales), \"fp8\" "
                              "(block-scaled or per-tensor weights), \"modelopt\" (quant_algo "
-                             "FP8), \"gptq\" and \"awq\" (4- and 8-bit integer weights), "
-                             "\"mxfp4\" (GptOssForCausalLM's experts)");
+                             "FP8), \"fbgemm_fp8\" (per-channel weights), \"gptq\" and "
+                             "\"awq\" (4- and 8-bit integer weights), \"mxfp4\" "
+                             "(GptOssForCausalLM's experts)");
     if ((st = hlx_cfg_kv_scheme(doc, q, method, c)) != HLX_OK)
         return st;
     if (!strcmp(method, "compressed-tensors")) {
@@ -2636,6 +2666,8 @@ static hlx_status_t hlx_cfg_dtype(hlx_jdoc_t *doc, hlx_hf_config_t *c)
         return hlx_cfg_gptq(doc, q, "/quantization_config", c);
     if (!strcmp(method, "awq"))
         return hlx_cfg_awq(doc, q, "/quantization_config", c);
+    if (!strcmp(method, "fbgemm_fp8"))
+        return hlx_cfg_fbgemm(doc, q, c);
     return !strcmp(method, "fp8") ? hlx_cfg_fp8(doc, q, c)
                                   : hlx_cfg_modelopt(doc, q, "/quantization_config", c);
 }
@@ -4578,6 +4610,11 @@ char *hlx_hf_config_text(const hlx_hf_config_t *c)
                                       c->kv_scales ? json_string("FP8") : json_null(),
                                       "exclude_modules", hlx_hf_ignore_json(c, 1), "producer", "name",
                                       "modelopt"));
+    if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_FBGEMM) /* Meta's */
+        json_object_set_new(o, "quantization_config",
+                            json_pack("{s:f, s:s, s:o}", "activation_scale_ub", 1200.0,
+                                      "quant_method", "fbgemm_fp8", "modules_to_not_convert",
+                                      hlx_hf_ignore_json(c, 1)));
     if (c->fp8 == HLX_HF_FP8_SCALE && c->fp8_form == HLX_HF_QF_CT) /* llm-compressor's */
         json_object_set_new(
             o, "quantization_config",
@@ -4728,15 +4765,23 @@ static int hlx_elist_add(hlx_elist_t *l, hlx_st_dtype_t dt, hlx_hf_class_t cls,
     return 0;
 }
 
+int hlx_hf_unquantized(const hlx_hf_config_t *c, int kind, long layer)
+{
+    if (kind < 0 || kind >= HLX_HF_MAX_KINDS)
+        return 0;
+    return (c->unquant >> kind & 1) ||
+           (layer >= 0 && layer < HLX_HF_UNQ_LAYERS && (c->unquant_layer[layer] >> kind & 1));
+}
+
 /* A linear weight [out][in]: fp8 with its block scales when the config says so, unless its
- * kind is one the ignore list leaves unquantized (hlx_hf_config_t.unquant). */
+ * kind is one the ignore list leaves unquantized (hlx_hf_config_t.unquant, unquant_layer). */
 static int hlx_elist_linear(hlx_elist_t *l, hlx_hf_class_t cls, hlx_hf_split_t split,
                             int64_t out, int64_t in, const char *name)
 {
     const hlx_hf_config_t *c = l->c;
     const int kind = hlx_elist_kind(l, name);
 
-    if (!c->fp8 || (kind >= 0 && (c->unquant >> kind & 1))) {
+    if (!c->fp8 || hlx_hf_unquantized(c, kind, hlx_hf_layer_of(name))) {
         if (hlx_elist_add(l, c->st_dtype, cls, split, out, in, "%s", name) != 0)
             return -1;
         l->v[l->n - 1].kind = kind;

@@ -19,7 +19,9 @@
 typedef enum {
     HLX_IGN_NAME = 0, /* a module's name (or a class: "Linear" names every Linear) */
     HLX_IGN_RE,       /* "re:" and a Python regular expression, matched from the start */
-    HLX_IGN_GLOB      /* ModelOpt's fnmatch wildcards */
+    HLX_IGN_GLOB,     /* ModelOpt's fnmatch wildcards */
+    HLX_IGN_HF        /* transformers' modules_to_not_convert: the entry as a Python regular
+                         expression from the start of the name, or the name's end */
 } hlx_ign_type_t;
 
 typedef struct {
@@ -28,6 +30,7 @@ typedef struct {
     int            list; /* which of the lists, and its index there */
     size_t         index;
     regex_t        re;
+    int            has_re;
 } hlx_ign_t;
 
 /* Appends s to out[*n, cap); 0, or -1 when it does not fit. */
@@ -149,44 +152,54 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
     return NULL;
 }
 
-/* Entry e of list `list`, index i, compiled into *g; the error at its place in doc. */
+/* Entry e of list `list`, index i, compiled into *g under the list's mode; the error at
+ * its place in doc. */
 static hlx_status_t hlx_ign_compile(hlx_jdoc_t *doc, const char *at, size_t i, const char *e,
-                                    int glob, hlx_ign_t *g)
+                                    hlx_ign_mode_t mode, hlx_ign_t *g)
 {
     char ere[1024], full[1100], path[256];
-    const char *why;
+    const char *why, *py = e;
     int rc;
 
     g->s = e;
     g->index = i;
     snprintf(path, sizeof(path), "%s/%zu", at, i);
-    if (glob) {
+    if (mode == HLX_IGN_MODE_GLOB) {
         g->type = strpbrk(e, "*?[") != NULL ? HLX_IGN_GLOB : HLX_IGN_NAME;
         return HLX_OK;
     }
-    if (strncmp(e, "re:", 3)) {
+    if (mode == HLX_IGN_MODE_CT && strncmp(e, "re:", 3)) {
         g->type = HLX_IGN_NAME;
         return HLX_OK;
     }
-    if ((why = hlx_pyre_to_ere(e + 3, ere, sizeof(ere))) != NULL)
+    g->type = mode == HLX_IGN_MODE_HF ? HLX_IGN_HF : HLX_IGN_RE;
+    py = g->type == HLX_IGN_RE ? e + 3 : e;
+    if ((why = hlx_pyre_to_ere(py, ere, sizeof(ere))) != NULL)
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s is not "
                              "read (Python's re syntax, as its quantizer matched it, in the "
-                             "part POSIX regular expressions share)", e + 3, why);
+                             "part POSIX regular expressions share)", py, why);
     snprintf(full, sizeof(full), "^(%s)", ere); /* re.match: from the start, not to the end */
     if ((rc = regcomp(&g->re, full, REG_EXTENDED | REG_NOSUB)) != 0) {
         char msg[128];
         regerror(rc, &g->re, msg, sizeof(msg));
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", e + 3, msg);
+        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", py, msg);
     }
-    g->type = HLX_IGN_RE;
+    g->has_re = 1;
     return HLX_OK;
 }
 
 static int hlx_ign_match(const hlx_ign_t *g, const char *module)
 {
+    size_t n, k;
+
     switch (g->type) {
     case HLX_IGN_RE:
         return regexec(&g->re, module, 0, NULL, 0) == 0;
+    case HLX_IGN_HF:
+        n = strlen(module);
+        k = strlen(g->s);
+        return regexec(&g->re, module, 0, NULL, 0) == 0 ||
+               (k <= n && !strcmp(module + n - k, g->s));
     case HLX_IGN_GLOB:
         return fnmatch(g->s, module, FNM_NOESCAPE) == 0;
     default:
@@ -221,7 +234,7 @@ static void hlx_ign_free(hlx_ign_t *g, size_t n)
     size_t i;
 
     for (i = 0; i < n; i++)
-        if (g[i].type == HLX_IGN_RE)
+        if (g[i].has_re)
             regfree(&g[i].re);
     free(g);
 }
@@ -236,26 +249,69 @@ static void hlx_ign_module(const char *name, char *buf, size_t len)
     snprintf(buf, len, "%.*s", (int)n, name);
 }
 
+/* The layer of a Linear weight's name model.layers.L.*: L, or -1. */
+static long hlx_ign_layer(const char *name)
+{
+    static const char pre[] = "model.layers.";
+    char *end;
+    long l;
+
+    if (strncmp(name, pre, sizeof(pre) - 1) || !isdigit((unsigned char)name[sizeof(pre) - 1]))
+        return -1;
+    l = strtol(name + sizeof(pre) - 1, &end, 10);
+    return *end == '.' ? l : -1;
+}
+
+/* What the lists say of one kind of layer: per layer (the last slot: every layer past
+ * HLX_HF_UNQ_LAYERS, and names without one) the first module named and the first not. */
+typedef struct {
+    long hit[HLX_HF_UNQ_LAYERS + 1], miss[HLX_HF_UNQ_LAYERS + 1], by[HLX_HF_UNQ_LAYERS + 1];
+    int  any_hit, any_miss;
+} hlx_ign_kind_t;
+
+/* Refuses (at the entry that named list[hit]) a kind named for hit and not for miss. */
+static hlx_status_t hlx_ign_partial(hlx_jdoc_t *doc, const hlx_hf_expect_t *list, long hit,
+                                    long miss, const hlx_ign_t *e, const char *const *at,
+                                    const char *why)
+{
+    char a[160], b[160], path[256];
+
+    hlx_ign_module(list[hit].name, a, sizeof(a));
+    hlx_ign_module(list[miss].name, b, sizeof(b));
+    snprintf(path, sizeof(path), "%s/%zu", at[e->list], e->index);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "leaves %s unquantized but not %s: %s",
+                         a, b, why);
+}
+
 hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
-                                 const char *const *at, int nlists, int glob)
+                                 const char *const *at, int nlists, hlx_ign_mode_t mode)
 {
     hlx_hf_expect_t *list = NULL;
     hlx_ign_t *g;
+    hlx_ign_kind_t *ks = NULL;
     size_t n = 0, ne = 0, total = 0, i;
-    long hit[HLX_HF_MAX_KINDS], miss[HLX_HF_MAX_KINDS], by[HLX_HF_MAX_KINDS];
     int k, li, nkinds = 0, all = 1, nested = (c->fused & (HLX_HF_NESTED | HLX_HF_LLAMA4)) != 0;
-    char err[256], path[256], a[160], b[160], kn[64];
+    char err[256], kn[64], why[160];
     hlx_status_t st = HLX_OK;
 
     c->unquant = 0;
+    memset(c->unquant_layer, 0, sizeof(c->unquant_layer));
     if (!c->fp8)
         return HLX_OK;
     for (li = 0; li < nlists; li++)
         total += json_is_array(lists[li]) ? json_array_size(lists[li]) : 0;
     if (total == 0)
         return HLX_OK;
-    if ((g = calloc(total, sizeof(*g))) == NULL)
+    if ((g = calloc(total, sizeof(*g))) == NULL ||
+        (ks = malloc(HLX_HF_MAX_KINDS * sizeof(*ks))) == NULL) {
+        free(g);
         return hlx_jdoc_fail(doc, at[0], HLX_ERR_NOMEM, "out of memory");
+    }
+    for (k = 0; k < HLX_HF_MAX_KINDS; k++) {
+        for (i = 0; i <= HLX_HF_UNQ_LAYERS; i++)
+            ks[k].hit[i] = ks[k].miss[i] = ks[k].by[i] = -1;
+        ks[k].any_hit = ks[k].any_miss = 0;
+    }
     for (li = 0; li < nlists && st == HLX_OK; li++)
         for (i = 0; json_is_array(lists[li]) && i < json_array_size(lists[li]) && st == HLX_OK;
              i++) {
@@ -263,53 +319,76 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
             if (e == NULL) /* hlx_cfg_ignore has seen to it */
                 continue;
             g[ne].list = li;
-            st = hlx_ign_compile(doc, at[li], i, e, glob, &g[ne]);
+            st = hlx_ign_compile(doc, at[li], i, e, mode, &g[ne]);
             ne += st == HLX_OK;
         }
     if (st == HLX_OK && (st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
         st = hlx_jdoc_fail(doc, at[0], st, "%s", err);
-    for (k = 0; k < HLX_HF_MAX_KINDS; k++)
-        hit[k] = miss[k] = by[k] = -1;
     for (i = 0; st == HLX_OK && i < n; i++) {
         char module[160];
-        long e;
+        long e, l;
+        hlx_ign_kind_t *q;
         k = list[i].kind;
         if (k < 0)
             continue;
         hlx_ign_module(list[i].name, module, sizeof(module));
         e = hlx_ign_find(g, ne, module, nested);
+        l = hlx_ign_layer(list[i].name);
+        if (l < 0 || l >= HLX_HF_UNQ_LAYERS)
+            l = HLX_HF_UNQ_LAYERS;
+        q = &ks[k];
         if (k >= nkinds)
             nkinds = k + 1;
-        if (e >= 0 && hit[k] < 0) {
-            hit[k] = (long)i;
-            by[k] = e;
-        } else if (e < 0 && miss[k] < 0) {
-            miss[k] = (long)i;
+        if (e >= 0 && q->hit[l] < 0) {
+            q->hit[l] = (long)i;
+            q->by[l] = e;
+        } else if (e < 0 && q->miss[l] < 0) {
+            q->miss[l] = (long)i;
         }
+        q->any_hit |= e >= 0;
+        q->any_miss |= e < 0;
     }
     for (k = 0; st == HLX_OK && k < nkinds; k++) {
-        if (hit[k] >= 0 && miss[k] >= 0) { /* some of a kind: the runtime has no such form */
-            const hlx_ign_t *e = &g[by[k]];
-            hlx_ign_module(list[hit[k]].name, a, sizeof(a));
-            hlx_ign_module(list[miss[k]].name, b, sizeof(b));
-            snprintf(path, sizeof(path), "%s/%zu", at[e->list], e->index);
-            hlx_hf_kind_name(list[hit[k]].name, kn, sizeof(kn));
-            st = hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "leaves %s unquantized but not "
-                               "%s: a kind of Linear layer (%s) is read unquantized in every "
-                               "layer%s or in none", a, b, kn,
-                               strstr(kn, "experts.*") ? " and every expert" : "");
-        }
-        all &= hit[k] >= 0;
-        if (hit[k] >= 0)
+        hlx_ign_kind_t *q = &ks[k];
+        long l;
+        all &= q->any_hit && !q->any_miss;
+        if (!q->any_hit)
+            continue;
+        if (!q->any_miss) {
             c->unquant |= (uint64_t)1 << k;
+            continue;
+        }
+        /* some layers: each whole (its experts alike), within the first 256 */
+        for (l = 0; st == HLX_OK && l <= HLX_HF_UNQ_LAYERS; l++) {
+            if (q->hit[l] < 0)
+                continue;
+            hlx_hf_kind_name(list[q->hit[l]].name, kn, sizeof(kn));
+            if (l == HLX_HF_UNQ_LAYERS)
+                snprintf(why, sizeof(why), "a kind of layer (%s) is read unquantized in every "
+                         "layer or in some of the first %d", kn, HLX_HF_UNQ_LAYERS);
+            else if (q->miss[l] >= 0)
+                snprintf(why, sizeof(why), "a layer's experts are read unquantized all or "
+                         "none");
+            if (q->miss[l] >= 0 || l == HLX_HF_UNQ_LAYERS) {
+                long other = q->miss[l];
+                for (i = 0; other < 0 && i <= HLX_HF_UNQ_LAYERS; i++)
+                    other = q->miss[i];
+                st = hlx_ign_partial(doc, list, q->hit[l], other, &g[q->by[l]], at, why);
+                break;
+            }
+            c->unquant_layer[l] |= (uint64_t)1 << k;
+        }
     }
     if (st == HLX_OK && nkinds > 0 && all)
         st = hlx_jdoc_fail(doc, at[0], HLX_ERR_PARSE, "leaves every Linear layer unquantized: "
                            "nothing is read quantized (remove quantization_config if the "
                            "checkpoint holds no quantized weight)");
-    if (st != HLX_OK)
+    if (st != HLX_OK) {
         c->unquant = 0;
+        memset(c->unquant_layer, 0, sizeof(c->unquant_layer));
+    }
     free(list);
+    free(ks);
     hlx_ign_free(g, ne);
     return st;
 }
@@ -318,22 +397,38 @@ const char *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len)
 {
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i, off = 0;
-    uint64_t done = 0;
+    uint64_t done = 0, some = 0;
     char err[128], kn[64];
+    int l, first;
 
     if (len == 0)
         return buf;
     buf[0] = '\0';
-    if (c->unquant == 0 || hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
+    for (l = 0; l < HLX_HF_UNQ_LAYERS; l++)
+        some |= c->unquant_layer[l];
+    if ((c->unquant | some) == 0 || hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
         return buf;
     for (i = 0; i < n && off + 1 < len; i++) {
         const int k = list[i].kind;
-        if (k < 0 || !(c->unquant >> k & 1) || (done >> k & 1))
+        if (k < 0 || !((c->unquant | some) >> k & 1) || (done >> k & 1))
             continue;
         done |= (uint64_t)1 << k;
         off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
                                 hlx_hf_kind_name(list[i].name, kn, sizeof(kn)));
+        if (c->unquant >> k & 1)
+            continue;
+        /* in some layers: " (layers 0 125)" */
+        for (l = 0, first = 1; l < HLX_HF_UNQ_LAYERS && off + 1 < len; l++)
+            if (c->unquant_layer[l] >> k & 1) {
+                off += (size_t)snprintf(buf + off, len - off, "%s%d", first ? " (layers " : " ",
+                                        l);
+                first = 0;
+            }
+        if (off + 1 < len)
+            off += (size_t)snprintf(buf + off, len - off, ")");
     }
     free(list);
+    if (off >= len)
+        buf[len - 1] = '\0';
     return buf;
 }

@@ -5,14 +5,26 @@
 #include "hlx_ckpt.h"
 #include "hlx_json.h"
 
+/* How a list's entries name modules: compressed-tensors' ignore and vLLM's fp8
+ * ignored_layers ("re:" a Python expression from the start of the name, else the name or a
+ * class), ModelOpt's exclude_modules (fnmatch wildcards), transformers'
+ * modules_to_not_convert (every entry a Python expression from the start, or the name's end:
+ * should_convert_module's rule) */
+typedef enum {
+    HLX_IGN_MODE_CT = 0,
+    HLX_IGN_MODE_GLOB,
+    HLX_IGN_MODE_HF
+} hlx_ign_mode_t;
+
 /* Sets c->unquant from the ignore lists lists[0, nlists) of doc (each at JSON pointer
  * at[i]; a NULL or non-array one skipped) of an fp8 or int8 config c whose model is read:
- * each entry matched against every Linear layer hlx_hf_expect lists, as "re:" Python
- * regular expressions (from the start of the name), module names or, with glob, ModelOpt's
- * fnmatch wildcards. A kind of layer named in some layers (or experts) and not in others,
- * or every kind named, is refused at the entry's line:column; so is an expression POSIX
- * has no form for. Nothing to do (unquant 0) where c holds no fp8 or int8 weights. */
+ * each entry matched against every Linear layer hlx_hf_expect lists as mode says. A kind
+ * of layer named in every layer is read unquantized (unquant), one named in some of the
+ * first HLX_HF_UNQ_LAYERS layers there (unquant_layer); some of a layer's experts, a kind
+ * named in some layers past those, or every kind named, are refused at the entry's
+ * line:column; so is an expression POSIX has no form for. Nothing to do (unquant 0) where
+ * c holds no fp8 or int8 weights. */
 hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
-                                 const char *const *at, int nlists, int glob);
+                                 const char *const *at, int nlists, hlx_ign_mode_t mode);
 
 #endif

@@ -346,6 +346,10 @@ typedef enum hlx_hf_family {
 #define HLX_HF_MOE_GRANITE 7
 #define HLX_HF_MOE_LLAMA4  8
 
+/* Layers whose kinds of Linear layer may be left unquantized one by one
+ * (hlx_hf_config_t.unquant_layer). */
+#define HLX_HF_UNQ_LAYERS 256
+
 /* What config.json says beyond hlx_model_t. */
 typedef struct hlx_hf_config {
     hlx_model_t     m;
@@ -372,8 +376,11 @@ typedef struct hlx_hf_config {
      * (in torch_dtype) because the quantization config's ignore list names them, bit k for
      * hlx_hf_expect_t.kind k; a kind is one projection of every layer (and every expert):
      * self_attn.q_proj, feed_forward.shared_expert.down_proj, mlp.experts.*.up_proj (set by
-     * hlx_hf_config_load, docs/model.md "Ignore lists") */
+     * hlx_hf_config_load, docs/model.md "Ignore lists"). unquant: in every layer;
+     * unquant_layer[l]: in layer l only (the Llama 3 paper's FP8 recipe leaves the first
+     * and the last layers unquantized), for the first HLX_HF_UNQ_LAYERS layers */
     uint64_t        unquant;
+    uint64_t        unquant_layer[HLX_HF_UNQ_LAYERS];
     int             block_rows, block_cols; /* weight_block_size (128 x 128) */
     int             block_scale_plain; /* HLX_HF_FP8_BLOCK scales named X.weight_scale
                                           (compressed-tensors' block strategy), not
@@ -467,6 +474,7 @@ void hlx_hf_ckpt_name(const hlx_hf_config_t *c, const char *key, char *name, siz
 #define HLX_HF_QF_CT       0
 #define HLX_HF_QF_FP8      1
 #define HLX_HF_QF_MODELOPT 2
+#define HLX_HF_QF_FBGEMM   3 /* Meta's FP8 releases (quant_method fbgemm_fp8): per channel */
 #define HLX_HF_KV_SCALES_TENSOR 1 /* kv_cache_scheme strategy "tensor" */
 #define HLX_HF_KV_SCALES_HEAD   2 /* strategy "attn_head": [num_key_value_heads] */
 
@@ -575,6 +583,8 @@ typedef struct hlx_hf_expect {
 
 /* Most kinds of Linear layer a model's list tells apart (hlx_hf_config_t.unquant's bits). */
 #define HLX_HF_MAX_KINDS 64
+/* Whether c reads the Linear weight of kind `kind` in layer `layer` (-1: none) unquantized. */
+int          hlx_hf_unquantized(const hlx_hf_config_t *c, int kind, long layer);
 /* The kind of the Linear weight `name`: its module name without "model.layers.L." and
  * ".weight", an expert's index as "*" (model.layers.3.mlp.experts.7.up_proj.weight:
  * mlp.experts.*.up_proj), into buf; returns buf. */

@@ -2789,16 +2789,47 @@ static void set_ignore(const char *name, const char *key, const char *head,
     config_save(c, path);
 }
 
+/* Whether kinds (hlx_hf_unquant_str's form: "a, b (layers 0 3), c") names kind kn in
+ * layer l (every layer, or one of those listed). */
+static int kinds_name(const char *kinds, const char *kn, int l)
+{
+    const char *p = kinds;
+    size_t k = strlen(kn);
+
+    while ((p = strstr(p, kn)) != NULL) {
+        const int starts = p == kinds || (p >= kinds + 2 && p[-2] == ',' && p[-1] == ' ');
+        const char *q = p + k;
+        p += k;
+        if (!starts)
+            continue;
+        if (*q == '\0' || *q == ',')
+            return 1;
+        if (!strncmp(q, " (layers ", 9)) {
+            for (q += 9; *q && *q != ')';) {
+                char *end;
+                long v = strtol(q, &end, 10);
+                if (end == q)
+                    break;
+                if (v == l)
+                    return 1;
+                q = end + (*end == ' ');
+            }
+            return 0;
+        }
+    }
+    return 0;
+}
+
 /* expect_config(name) with the list of set_ignore: loaded, and the kinds read unquantized
  * are `kinds` (hlx_hf_unquant_str), each Linear of hlx_hf_expect then expected in
- * torch_dtype exactly where its kind is one of them. */
+ * torch_dtype exactly where kinds names its kind in its layer. */
 static void expect_unquant(const char *name, const char *key, const char *const *entries,
                            const char *kinds)
 {
-    char buf[1024], kn[64];
+    char buf[2048], kn[64];
     hlx_hf_expect_t *list = NULL;
     size_t n = 0, i;
-    int plain = 0;
+    int plain = 0, l;
 
     set_ignore(name, key, "lm_head", entries);
     expect_config(name, HLX_OK, NULL);
@@ -2810,24 +2841,23 @@ static void expect_unquant(const char *name, const char *key, const char *const 
         if (list[i].kind < 0)
             continue;
         hlx_hf_kind_name(list[i].name, kn, sizeof(kn));
-        /* a kind's name is never a prefix of another's: strstr of ", kind," is exact */
-        snprintf(buf, sizeof(buf), ", %s,", kn);
-        {
-            char all[1100];
-            snprintf(all, sizeof(all), ", %s,", kinds);
-            assert_int_equal(list[i].dtype == g_cfg.st_dtype, strstr(all, buf) != NULL);
-            plain += list[i].dtype == g_cfg.st_dtype;
-        }
+        assert_int_equal(sscanf(list[i].name, "model.layers.%d.", &l), 1);
+        if ((list[i].dtype == g_cfg.st_dtype) != kinds_name(kinds, kn, l))
+            fail_msg("%s: %s is %s", name, list[i].name,
+                     list[i].dtype == g_cfg.st_dtype ? "unquantized" : "quantized");
+        plain += list[i].dtype == g_cfg.st_dtype;
     }
     assert_true((plain > 0) == (kinds[0] != '\0'));
     free(list);
 }
 
-/* Ignore lists leaving kinds of Linear layer unquantized (hlx_hf_config_t.unquant):
- * compressed-tensors' and the fp8 method's "re:" expressions (Python's syntax: \d, (?:),
- * lazy quantifiers, brackets; matched from the start of the module's name) and names,
- * ModelOpt's wildcards, a nested model's names; refused: a kind left unquantized in some
- * layers or experts only, every kind, expressions POSIX has no form for, a non-string. */
+/* Ignore lists leaving kinds of Linear layer unquantized (hlx_hf_config_t.unquant, and
+ * unquant_layer for some layers): compressed-tensors' and the fp8 method's "re:"
+ * expressions (Python's syntax: \d, (?:), lazy quantifiers, brackets; matched from the
+ * start of the module's name) and names, ModelOpt's wildcards, fbgemm_fp8's
+ * modules_to_not_convert (transformers' rule), a nested model's names; refused: some of a
+ * layer's experts, some layers past the 256th, every kind, expressions POSIX has no form
+ * for, a non-string. */
 static void test_ignore_lists(void **state)
 {
     static const struct {
@@ -2844,14 +2874,16 @@ static void test_ignore_lists(void **state)
         { { "re:self_attn" }, "" },                     /* re.match: from the start */
         { { "model.layers.7.self_attn.q_proj" }, "" },  /* no such layer */
         { { "Llama4TextAttention" }, "" },              /* a class: not a Linear */
+        /* some layers: those alone */
+        { { "model.layers.0.mlp.down_proj" }, "mlp.down_proj (layers 0)" },
+        { { "re:model\\.layers\\.1\\.(mlp|self_attn\\.o_proj)" },
+          "self_attn.o_proj (layers 1), mlp.gate_proj (layers 1), mlp.up_proj (layers 1), "
+          "mlp.down_proj (layers 1)" },
     };
     static const struct {
         const char *e, *needle;
         hlx_status_t st;
     } bad[] = {
-        { "model.layers.0.mlp.down_proj", "ignore[1]: leaves model.layers.0.mlp.down_proj "
-          "unquantized but not model.layers.1.mlp.down_proj: a kind of Linear layer "
-          "(mlp.down_proj) is read unquantized in every layer or in none", HLX_ERR_UNSUPPORTED },
         { "re:.*", "ignore: leaves every Linear layer unquantized", HLX_ERR_PARSE },
         { "Linear", "ignore: leaves every Linear layer unquantized", HLX_ERR_PARSE },
         { "re:.*(?=q)", "ignore[1]: regular expression .*(?=q): a group of the form (?...)",
@@ -2876,14 +2908,52 @@ static void test_ignore_lists(void **state)
     set_key_in("ign", "quantization_config", "ignore", json_pack("[s, i]", "lm_head", 5));
     expect_config("ign", HLX_ERR_PARSE, "ignore[1]: expected a module name");
     /* routed experts: every expert's down_proj, or refused for some experts only */
-    synth("ignmoe", "--family qwen3-moe --dtype fp8 --fp8-format fp8 --shards 1");
+    synth("ignmoe", "--family qwen3-moe --dtype fp8 --fp8-format fp8 --layers 4 --shards 1");
     {
         const char *e[] = { "re:.*experts\\.\\d+\\.down_proj", NULL };
         const char *e0[] = { "re:.*experts\\.0\\.", NULL };
+        const char *e1[] = { "re:model\\.layers\\.1\\.mlp\\.experts\\.\\d+\\.up_proj", NULL };
         expect_unquant("ignmoe", "ignored_layers", e, "mlp.experts.*.down_proj");
+        expect_unquant("ignmoe", "ignored_layers", e1, "mlp.experts.*.up_proj (layers 1)");
         set_ignore("ignmoe", "ignored_layers", "lm_head", e0);
-        expect_config("ignmoe", HLX_ERR_UNSUPPORTED, "unquantized in every layer and every "
-                      "expert or in none");
+        expect_config("ignmoe", HLX_ERR_UNSUPPORTED, "ignored_layers[1]: leaves "
+                      "model.layers.1.mlp.experts.0.gate_proj unquantized but not "
+                      "model.layers.1.mlp.experts.1.gate_proj: a layer's experts are read "
+                      "unquantized all or none");
+    }
+    /* fbgemm_fp8's modules_to_not_convert, by transformers' rule: an expression from the
+     * start of the name (a parent module names its Linears, "model.layers.1" layers 1 and
+     * 10 to 19 alike), or the name's end */
+    synth("ignfb", "--family dense --dtype fp8 --fp8-format fbgemm_fp8 --layers 12 --shards 1");
+    {
+        const char *e[] = { "model.layers.0.mlp", "model.layers.11.mlp", "o_proj", NULL };
+        const char *e1[] = { "model.layers.1", NULL };
+        const char *e2[] = { "mlp.(gate|up)_proj", NULL };
+        expect_unquant("ignfb", "modules_to_not_convert", e, "self_attn.o_proj, mlp.gate_proj "
+                       "(layers 0 11), mlp.up_proj (layers 0 11), mlp.down_proj (layers 0 11)");
+        expect_unquant("ignfb", "modules_to_not_convert", e1, "self_attn.q_proj (layers 1 10 11), "
+                       "self_attn.k_proj (layers 1 10 11), self_attn.v_proj (layers 1 10 11), "
+                       "self_attn.o_proj (layers 1 10 11), mlp.gate_proj (layers 1 10 11), "
+                       "mlp.up_proj (layers 1 10 11), mlp.down_proj (layers 1 10 11)");
+        expect_unquant("ignfb", "modules_to_not_convert", e2, ""); /* from the start */
+        set_key_in("ignfb", "quantization_config", "modules_to_not_convert", json_null());
+        expect_config("ignfb", HLX_OK, NULL); /* none: lm_head implied */
+        assert_true(g_cfg.unquant == 0 && g_cfg.fp8_form == HLX_HF_QF_FBGEMM && g_cfg.fp8_channel);
+        set_key_in("ignfb", "quantization_config", "activation_scale_ub", json_integer(0));
+        expect_config("ignfb", HLX_ERR_PARSE, "activation_scale_ub: expected a number > 0");
+        /* past the first 256 layers a kind is unquantized in every layer or none */
+        set_key_in("ignfb", "quantization_config", "activation_scale_ub", json_real(1200));
+        set_key("ignfb", "num_hidden_layers", json_integer(300));
+        {
+            const char *late[] = { "model.layers.299.mlp.down_proj", NULL };
+            const char *early[] = { "model.layers.255.mlp.down_proj", NULL };
+            set_ignore("ignfb", "modules_to_not_convert", "lm_head", late);
+            expect_config("ignfb", HLX_ERR_UNSUPPORTED, "leaves model.layers.299.mlp.down_proj "
+                          "unquantized but not model.layers.256.mlp.down_proj: a kind of layer "
+                          "(mlp.down_proj) is read unquantized in every layer or in some of the "
+                          "first 256");
+            expect_unquant("ignfb", "modules_to_not_convert", early, "mlp.down_proj (layers 255)");
+        }
     }
     /* ModelOpt: fnmatch wildcards, not expressions */
     synth("ignmo", "--family dense --dtype fp8 --fp8-format modelopt --shards 1");

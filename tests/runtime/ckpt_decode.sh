@@ -29,7 +29,8 @@
 #                                                  fp8 checkpoints whose ignore lists leave
 #                                                  kinds of Linear layer in bf16 (attention,
 #                                                  shared experts, experts' down_proj,
-#                                                  MLA's kv_b_proj) decode as their whole
+#                                                  MLA's kv_b_proj, fbgemm_fp8's first and
+#                                                  last layers' FFN) decode as their whole
 #                                                  bf16 copies; 1 rank and TPA 2
 #        ckpt_decode.sh int HELIX DATA HELIXRUN   GPTQ, AWQ and compressed-tensors
 #                                                  pack-quantized and int8 weights decode as
@@ -527,7 +528,7 @@ PY
         noalgo)      want='quant_algo: required key is missing' ;;
         nested)      want='config.json:31:7: quant_algo: only "FP8"' ;;
         int8kv)      want='kv_cache_quant_algo: only "FP8"' ;;
-        ignored)     want='ignored_layers[1]: leaves model.layers.0.mlp.down_proj unquantized but not model.layers.1.mlp.down_proj' ;;
+        ignored)     want='tensor model.layers.0.mlp.down_proj.weight: dtype F8_E4M3, expected BF16 (config.json: torch_dtype bfloat16, left unquantized by the quantization config' ;;
         scheme)      want='activation_scheme: expected "dynamic" or "static"' ;;
         ctbstatic)   want='block-scaled weights take dynamic input activations' ;;
         ctbshape)    want="the block strategy's block_structure must be [rows, cols]" ;;
@@ -603,14 +604,25 @@ PY
         exclude_modules '*.experts.*.down_proj'
     unq_case mla moe-mla "" '.*(kv_b_proj|shared_experts\.down_proj)$' ignored_layers \
         're:.*kv_b_proj' 're:.*shared_experts.down_proj'
-    for m in l4 l4-mix; do
+    # fbgemm_fp8 (Meta's form) with the Llama 3 paper's recipe: attention everywhere and the
+    # first and last layers' FFN unquantized, named as transformers matches them (a parent
+    # module names its Linears)
+    unq_case fb dense "--fp8-format fbgemm_fp8 --layers 4" \
+        '.*self_attn.*|model\.layers\.(0|3)\.mlp\..*' modules_to_not_convert \
+        $(for l in 0 1 2 3; do for p in q k v o; do echo model.layers.$l.self_attn.${p}_proj; done; done) \
+        model.layers.0.mlp model.layers.3.mlp
+    "$helix" model info "$dir/fb-mix" | grep -qF "mlp.gate_proj (layers 0 3), mlp.up_proj (layers 0 3), mlp.down_proj (layers 0 3)" ||
+        { echo "FAIL: model info does not name the layers read unquantized"; fail=1; }
+    for m in l4 l4-mix fb fb-mix; do
         timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
             --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
             --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
     done
-    a=$(hash "$dir/out.tpa.l4") b=$(hash "$dir/out.tpa.l4-mix")
-    echo "llama4, TPA 2: fp8 $a, partly bf16 $b"
-    [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the fp8 checkpoint"; fail=1; }
+    for m in l4 fb; do
+        a=$(hash "$dir/out.tpa.$m") b=$(hash "$dir/out.tpa.$m-mix")
+        echo "$m, TPA 2: fp8 $a, partly bf16 $b"
+        [ "$a" = "$b" ] || { echo "FAIL: $m over TPA 2 differs from the fp8 checkpoint"; fail=1; }
+    done
     ;;
 int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by
