@@ -662,8 +662,8 @@ static hlx_status_t hlx_ckpt_merge(hlx_ckpt_t *ck, hlx_jdoc_t *doc, char *err, s
         hlx_ckpt_tensor_t *t = &ck->tensors[i];
         char sname[1024];
         const hlx_ckpt_tensor_t *s;
-        if (t->dtype != HLX_ST_F8_E4M3 && t->dtype != HLX_ST_I8)
-            continue;
+        if ((t->dtype != HLX_ST_F8_E4M3 && t->dtype != HLX_ST_I8) || t->ndim == 3)
+            continue; /* 3-D: fused experts, whose scales their views take (hlx_ckpt_view_t.sc) */
         snprintf(sname, sizeof(sname), "%s_scale_inv", t->name);
         s = t->dtype == HLX_ST_I8 ? NULL : hlx_ckpt_find(ck, sname); /* int8: _scale only */
         if (s == NULL) { /* <name>_scale per tensor or per row (docs/model.md "fp8 weights") */
@@ -1423,11 +1423,12 @@ static hlx_status_t hlx_view_rows(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, cons
 static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
 {
     const int flat = v->omajor && v->flat && !v->vec; /* [cols][in], one linear */
-    const int64_t want3[3] = { v->experts, v->omajor ? v->cols : v->in,
-                               v->omajor ? v->in : v->cols },
+    const int64_t want3[3] = { v->experts, v->sc ? 1 : v->omajor ? v->cols : v->in,
+                               v->sc || v->omajor ? v->in : v->cols },
                   want2[2] = { flat ? v->cols : v->experts, flat ? v->in : v->cols };
     const int nd = v->vec || flat ? 2 : 3;
     const int64_t *want = v->vec || flat ? want2 : want3, step = v->step > 1 ? v->step : 1;
+    int64_t want_sc[3] = { v->experts, 1, v->cols }; /* or [experts][cols][1] */
     char mapped[256], fmapped[256], have[160], exp[160];
     const char *name = hlx_ckpt_prefixed(ck, v->name, mapped, sizeof(mapped));
     const char *fname = hlx_ckpt_prefixed(ck, v->fused, fmapped, sizeof(fmapped));
@@ -1436,24 +1437,40 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
     hlx_status_t st;
     const char *file;
 
-    hlx_shape_str(exp, sizeof(exp), nd, want);
+    hlx_shape_str(exp, sizeof(exp), nd, v->sc ? want_sc : want);
     if (f == NULL)
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
-                          "%s: tensor %s is missing (the fused experts %s reads, %s)", ck->dir,
-                          fname, name, exp);
+                          "%s: tensor %s is missing (the fused experts %s reads, %s%s)",
+                          ck->dir, fname, name, exp, v->sc ? " or its [experts, out, 1]" : "");
     if (v->mx)
         return hlx_view_mx(ck, v, name, f, out);
     file = ck->files[f->file].shown;
+    if (v->sc) { /* the scales: [experts][1][cols] or [experts][cols][1], one per column */
+        if (f->ndim == 3 && f->shape[0] == v->experts && f->shape[1] == v->cols &&
+            f->shape[2] == 1) {
+            want_sc[1] = v->cols;
+            want_sc[2] = 1;
+        }
+        want = want_sc;
+        hlx_shape_str(exp, sizeof(exp), 3, want);
+        if (!hlx_st_is_scale(f->dtype))
+            return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
+                              "%s: tensor %s: dtype %s: fused expert scales are F32, BF16 or "
+                              "F16", file, f->name, hlx_st_dtype_name(f->dtype));
+    }
     if (f->ndim != nd || memcmp(f->shape, want, sizeof(int64_t) * (size_t)nd) != 0) {
         hlx_shape_str(have, sizeof(have), f->ndim, f->shape);
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: shape %s, expected %s (%s)", file, f->name, have, exp,
-                          v->vec ? "fused expert biases: [experts, out]"
+                          v->sc ? "fused expert scales: [experts, 1, out] or [experts, "
+                                  "out, 1]"
+                          : v->vec ? "fused expert biases: [experts, out]"
                           : flat ? "a fused linear: [out, in]"
                           : v->omajor ? "fused experts: [experts, out, in], output-major"
                                       : "fused experts: [experts, in, out], input-major");
     }
-    if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16)
+    if (f->dtype != HLX_ST_F32 && f->dtype != HLX_ST_BF16 && f->dtype != HLX_ST_F16 &&
+        !(f->dtype == HLX_ST_F8_E4M3 && !v->vec && !v->omajor && step == 1))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                           "%s: tensor %s: dtype %s: fused %s are read in F32, BF16 or F16 "
                           "(quantized fused experts are not read)", file, f->name,
@@ -1464,13 +1481,15 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
     if (v->omajor && !v->vec)
         return hlx_view_rows(ck, v, name, f, out);
     /* the first element: (index * in * cols + c0) elements into f ((index * cols + c0) for
-     * a row of a 2-D one) */
-    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)(v->vec ? 1 : v->in), &at) ||
+     * a row of a 2-D one, or for scales) */
+    if (__builtin_mul_overflow((uint64_t)v->index, (uint64_t)(v->vec || v->sc ? 1 : v->in),
+                               &at) ||
         __builtin_mul_overflow(at, (uint64_t)v->cols, &at) ||
         __builtin_add_overflow(at, (uint64_t)v->c0, &at) ||
         __builtin_mul_overflow(at, (uint64_t)hlx_st_dtype_size(f->dtype), &off) ||
         __builtin_add_overflow(off, f->begin, &off) || off >= f->end ||
-        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)(v->vec ? 1 : v->in), &out->numel))
+        __builtin_mul_overflow((uint64_t)v->out, (uint64_t)(v->vec || v->sc ? 1 : v->in),
+                               &out->numel))
         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_INVALID,
                           "%s: tensor %s: expert %lld's offset overflows", file, f->name,
                           (long long)v->index);
@@ -1479,7 +1498,7 @@ static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_c
     out->dtype = f->dtype;
     out->ndim = v->vec ? 1 : 2;
     out->shape[0] = v->out;
-    out->shape[1] = v->vec ? 0 : v->in;
+    out->shape[1] = v->vec ? 0 : v->sc ? 1 : v->in;
     out->begin = out->end = off;
     out->file = f->file;
     out->fused = f;
@@ -1513,6 +1532,28 @@ hlx_status_t hlx_ckpt_set_views(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, size_t
             hlx_ckpt_views_free(ck);
             return st;
         }
+    /* an fp8 view's scales: the view X_scale, one per output row (after the sort: the
+     * array no longer moves) */
+    for (i = 0; i < ck->nviews; i++) {
+        hlx_ckpt_tensor_t *t = &ck->views[i], key;
+        const hlx_ckpt_tensor_t *sc;
+        char sname[200];
+        if (t->dtype != HLX_ST_F8_E4M3)
+            continue;
+        snprintf(sname, sizeof(sname), "%s_scale", t->name);
+        key.name = sname;
+        sc = bsearch(&key, ck->views, ck->nviews, sizeof(*ck->views), hlx_tensor_cmp_name);
+        if (sc == NULL || sc->ndim != 2 || sc->shape[0] != t->shape[0] || sc->shape[1] != 1) {
+            st = hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_NOT_FOUND,
+                            "%s: tensor %s: fp8 fused experts without their scales (%s_scale "
+                            "beside %s, one per output channel)", ck->dir, t->fused->name,
+                            t->fused->name, t->fused->name);
+            hlx_ckpt_views_free(ck);
+            return st;
+        }
+        t->scale = sc;
+        t->scale_rows = 1;
+    }
     return HLX_OK;
 }
 
@@ -1856,9 +1897,19 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                               "outside its %lld x %lld elements", f->shown, t->name,
                               (long long)r0, (long long)nr, (long long)c0, (long long)nc,
                               (long long)t->shape[0], (long long)t->shape[1]);
+        hlx_ckpt_tensor_t ss;
         sv.fused = NULL;
         sv.shape[0] = t->shape[1];
         sv.shape[1] = t->shape[0];
+        if (s != NULL) { /* a scale per output row: per stored column, across all rows */
+            ss = *s;
+            ss.shape[0] = 1;
+            ss.shape[1] = t->shape[0];
+            sv.scale = &ss;
+            sv.scale_rows = 0;
+            sv.sblock[0] = t->shape[1];
+            sv.sblock[1] = 1;
+        }
         return hlx_ckpt_read_block(ck, &sv, c0, nc, r0, nr, !transpose, dst, dst_dtype, ld);
     }
     if (t->ndim > 2 || t->ndim < 1)
@@ -1901,8 +1952,8 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
         bcol = cols;
     } else if (s != NULL) {
         /* DeepSeek: scale_inv[ceil(rows / br)][ceil(cols / bc)], the last blocks partial */
-        brow = ck->block_rows;
-        bcol = ck->block_cols;
+        brow = t->sblock[0] > 0 ? t->sblock[0] : ck->block_rows;
+        bcol = t->sblock[1] > 0 ? t->sblock[1] : ck->block_cols;
         if ((rows + brow - 1) / brow != s->shape[0] || (cols + bcol - 1) / bcol != s->shape[1])
             return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
                                "%s: tensor %s: scale %s is [%lld, %lld], blocks of %lld x %lld "

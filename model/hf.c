@@ -5445,8 +5445,10 @@ static hlx_status_t hlx_hf_granite_views(hlx_ckpt_t *ck, const hlx_hf_config_t *
  * input-major (x @ W), read through views named as Qwen3-MoE's per-expert weights
  * (mlp.experts.e.{gate,up,down}_proj.weight, [out][in]). A layer holding neither fused
  * tensor is read as Qwen3-MoE's, per expert (vLLM takes both forms: its expert mapping for
- * the unfused names). Quantized fused experts are refused (hlx_ckpt_set_views: their
- * scales would need views of their own). gpt-oss's (transformers' GptOssExperts, vLLM's
+ * the unfused names). fp8 fused experts with a scale per channel (fbgemm_fp8's
+ * FbgemmFp8Llama4TextExperts: gate_up_proj_scale [E, 1, 2 x I], down_proj_scale [E, hidden,
+ * 1]) are read with a view of their scales beside each weight view (hlx_ckpt_view_t.sc);
+ * other quantized fused experts are refused (hlx_ckpt_set_views). gpt-oss's (transformers' GptOssExperts, vLLM's
  * gpt_oss.py) the same way with gate and up interleaved along gate_up_proj's last dimension
  * (gate [..., ::2], up [..., 1::2]: views with a step of 2) and their biases
  * mlp.experts.gate_up_proj_bias [E, 2 x I] (interleaved alike) and down_proj_bias [E, hidden],
@@ -5456,7 +5458,11 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
 {
     static const char *const part[3] = { "gate_proj", "up_proj", "down_proj" };
     const hlx_model_t *m = &c->m;
-    const int oss = c->moe_gqa == HLX_HF_MOE_GPT_OSS, per = oss ? 6 : 3;
+    const int oss = c->moe_gqa == HLX_HF_MOE_GPT_OSS;
+    /* fp8 with a scale per channel (fbgemm_fp8's FbgemmFp8Llama4TextExperts): each weight
+     * view with a view of its scales */
+    const int fsc = !oss && c->fp8 == HLX_HF_FP8_SCALE && c->fp8_channel && !c->int8;
+    const int per = oss || fsc ? 6 : 3;
     /* Llama 4's: Qwen3-VL-MoE's form under feed_forward. (Llama4TextExperts) */
     const int l4 = c->moe_gqa == HLX_HF_MOE_LLAMA4;
     const char *blk = l4 ? "feed_forward" : "mlp";
@@ -5464,7 +5470,7 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
     hlx_ckpt_view_t *v;
     size_t n = 0;
     hlx_status_t st;
-    int l, e, k, mxl, nfl;
+    int l, e, k, mxl, nfl, lsc;
 
     if (c->moe_gqa == HLX_HF_MOE_GRANITE)
         return hlx_hf_granite_views(ck, c);
@@ -5518,11 +5524,27 @@ static hlx_status_t hlx_hf_expert_views(hlx_ckpt_t *ck, const hlx_hf_config_t *c
         }
         if (!mxl && hlx_ckpt_find(ck, gu) == NULL && hlx_ckpt_find(ck, dn) == NULL)
             continue; /* stored per expert */
+        lsc = fsc && hlx_ckpt_find(ck, gu) != NULL &&
+              hlx_ckpt_find(ck, gu)->dtype == HLX_ST_F8_E4M3; /* this layer's in fp8 */
         for (e = 0; e < m->experts; e++)
-            for (k = 0; k < per; k++, n++) {
-                /* k < 3: the weights; 3 .. 5 (gpt-oss): their biases */
-                const int w = k % 3, bias = k >= 3;
+            for (k = 0; k < (oss || lsc ? 6 : 3); k++, n++) {
+                /* k < 3: the weights; 3 .. 5: their biases (gpt-oss) or scales (fp8) */
+                const int w = k % 3, bias = k >= 3 && oss;
                 hlx_ckpt_view_t *x = &v[n];
+                if (k >= 3 && fsc) { /* [experts][1][2 I] or [experts][H][1], per column */
+                    snprintf(x->name, sizeof(x->name), "model.layers.%d.%s.experts.%d.%s."
+                             "weight_scale", l, blk, e, part[w]);
+                    snprintf(x->fused, sizeof(x->fused), "model.layers.%d.%s.experts.%s_scale",
+                             l, blk, w < 2 ? "gate_up_proj" : "down_proj");
+                    x->sc = 1;
+                    x->experts = m->experts;
+                    x->index = e;
+                    x->in = 1;
+                    x->cols = w < 2 ? 2 * Fe : H;
+                    x->out = w < 2 ? Fe : H;
+                    x->c0 = w == 1 ? Fe : 0;
+                    continue;
+                }
                 snprintf(x->name, sizeof(x->name), "model.layers.%d.%s.experts.%d.%s.%s", l,
                          blk, e, part[w], bias ? "bias" : "weight");
                 snprintf(x->fused, sizeof(x->fused), "model.layers.%d.%s.experts.%s%s", l, blk,

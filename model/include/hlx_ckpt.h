@@ -82,6 +82,10 @@ typedef struct hlx_ckpt_tensor {
      * flattened); NULL otherwise */
     const struct hlx_ckpt_tensor *mxs;
     int64_t        mxrow;
+    /* The block of elements each of scale's factors covers, rows by columns, where it is
+     * not the checkpoint's block_rows x block_cols (0 0): an fp8 expert view's per-channel
+     * scales read across its stored input-major rows (one factor per column) */
+    int64_t        sblock[2];
 } hlx_ckpt_tensor_t;
 
 /* hlx_ckpt_tensor_t.pack: the layouts of docs/model.md "Integer weights" */
@@ -199,6 +203,11 @@ typedef struct hlx_ckpt_view {
      * index 0): rows c0 .. of one fused linear (Granite MoE Shared's shared_mlp.input_linear
      * [2 x shared_intermediate][hidden], gate rows then up rows) */
     int     flat;
+    /* A weight view's scales (fbgemm_fp8's fused experts: gate_up_proj_scale [experts][1]
+     * [cols], down_proj_scale [experts][cols][1], F32, BF16 or F16): the view [out][1] is its
+     * expert's c0 .. c0 + out - 1; an F8_E4M3 weight view `X` takes the view `X_scale` as
+     * its scale per output row */
+    int     sc;
 } hlx_ckpt_view_t;
 
 /* Makes each of v[0, n) a tensor that hlx_ckpt_find, hlx_ckpt_get and the reads take like

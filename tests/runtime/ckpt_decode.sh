@@ -613,16 +613,46 @@ PY
         model.layers.0.mlp model.layers.3.mlp
     "$helix" model info "$dir/fb-mix" | grep -qF "mlp.gate_proj (layers 0 3), mlp.up_proj (layers 0 3), mlp.down_proj (layers 0 3)" ||
         { echo "FAIL: model info does not name the layers read unquantized"; fail=1; }
-    for m in l4 l4-mix fb fb-mix; do
+    # Llama 4 in fbgemm_fp8 with its experts fused as transformers' FbgemmFp8Llama4TextExperts
+    # holds them (multimodal.py llama4-text: gate_up_proj [E, H, 2I] with gate_up_proj_scale
+    # [E, 1, 2I], down_proj [E, I, H] with down_proj_scale [E, H, 1]), attention and shared
+    # expert unquantized by expressions: as the per-expert checkpoint
+    unq_case l4fb llama4 "--fp8-format fbgemm_fp8" '.*(self_attn|shared_expert)\.' \
+        modules_to_not_convert 'model\.layers\.\d+\.self_attn' \
+        'model.layers.\d+.feed_forward.shared_expert'
+    python3 "$(dirname "$0")/multimodal.py" "$dir/l4fb-mix" "$dir/l4fb-fused" llama4-text new ||
+        { echo "FAIL: multimodal.py could not fuse the fp8 experts"; fail=1; }
+    "$helix" decode --model "$dir/l4fb-fused" --context 60 --steps 4 --check --json \
+        >"$dir/out.l4fb-fused" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+    a=$(hash "$dir/out.l4fb") b=$(hash "$dir/out.l4fb-fused")
+    echo "l4fb, experts fused in fp8: $b (per expert $a)"
+    [ "$a" = "$b" ] || { echo "FAIL: the fused fp8 experts decode otherwise"; fail=1; }
+    for m in l4 l4-mix fb fb-mix l4fb l4fb-fused; do
         timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
             --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
             --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
     done
-    for m in l4 fb; do
-        a=$(hash "$dir/out.tpa.$m") b=$(hash "$dir/out.tpa.$m-mix")
-        echo "$m, TPA 2: fp8 $a, partly bf16 $b"
+    for m in l4 fb l4fb; do
+        b=-mix; [ $m = l4fb ] && b=-fused
+        a=$(hash "$dir/out.tpa.$m") b=$(hash "$dir/out.tpa.$m$b")
+        echo "$m, TPA 2: fp8 $a, partly bf16 (or fused) $b"
         [ "$a" = "$b" ] || { echo "FAIL: $m over TPA 2 differs from the fp8 checkpoint"; fail=1; }
     done
+    # the fused experts over EP 2 (each rank its experts' views and scales)
+    for m in l4fb l4fb-fused; do
+        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+            --model "$dir/$m" --kvp 2 --ep 2 --context 60 --steps 4 --batch 2 --check --json \
+            --timeout 60 >"$dir/out.ep.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+    done
+    a=$(hash "$dir/out.ep.l4fb") b=$(hash "$dir/out.ep.l4fb-fused")
+    echo "l4fb, KVP 2 x EP 2: per expert $a, fused $b"
+    [ "$a" = "$b" ] || { echo "FAIL: the fused fp8 experts over EP 2 differ"; fail=1; }
+    # refused: fused fp8 experts without their scales, or scales of another shape
+    edit="$(dirname "$0")/st_edit.py"
+    cp -r "$dir/l4fb-fused" "$dir/l4fb-nosc"
+    python3 "$edit" "$dir/l4fb-nosc" drop model.layers.1.feed_forward.experts.down_proj_scale
+    expect_refused nosc "tensor model.layers.1.feed_forward.experts.down_proj_scale is missing (the fused experts model.layers.1.feed_forward.experts.0.down_proj.weight_scale reads, [8, 1, 256] or its [experts, out, 1])" \
+        --model "$dir/l4fb-nosc" --context 20 --steps 2
     ;;
 int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by

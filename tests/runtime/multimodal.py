@@ -183,8 +183,8 @@ def config(text, kind, form):
 
 
 EXPERT = re.compile(r"^model\.layers\.(\d+)\.(mlp|feed_forward)\.experts\.(\d+)\."
-                    r"(gate|up|down)_proj\.weight$")
-SIZES = {"F32": 4, "BF16": 2, "F16": 2}
+                    r"(gate|up|down)_proj\.weight(_scale)?$")
+SIZES = {"F32": 4, "BF16": 2, "F16": 2, "F8_E4M3": 1}
 
 
 def transposed(raw, rows, cols, es):
@@ -201,8 +201,12 @@ def transposed(raw, rows, cols, es):
 def fuse_experts(shards):
     """shards: [(header, data)] of the source; the per-expert weights of each layer become
     its fused gate_up_proj and down_proj (transformers' Qwen3VLMoeTextExperts), in the shard
-    of expert 0's gate_proj. Returns [(header, data)] with offsets rebuilt."""
+    of expert 0's gate_proj. F8_E4M3 weights with a weight_scale per channel ([out, 1]) as
+    transformers' FbgemmFp8Llama4TextExperts holds them: gate_up_proj_scale [E, 1, 2 x I]
+    (gate's scales, then up's) and down_proj_scale [E, hidden, 1]. Returns [(header, data)]
+    with offsets rebuilt."""
     experts = {}  # layer -> {(e, part): (shard index, info, bytes)}
+    scales = {}  # layer -> {(e, part): bytes}
     block = {}  # layer -> mlp (Qwen3-VL-MoE) or feed_forward (Llama 4)
     for i, (header, data) in enumerate(shards):
         for k, v in header.items():
@@ -210,6 +214,11 @@ def fuse_experts(shards):
             if m:
                 b, e = v["data_offsets"]
                 block[int(m.group(1))] = m.group(2)
+                if m.group(5):
+                    assert v["dtype"] == "F32" and v["shape"][1:] == [1], k
+                    scales.setdefault(int(m.group(1)), {})[(int(m.group(3)), m.group(4))] = \
+                        data[b:e]
+                    continue
                 experts.setdefault(int(m.group(1)), {})[(int(m.group(3)), m.group(4))] = \
                     (i, v, data[b:e])
     extra = [[] for _ in shards]
@@ -230,6 +239,12 @@ def fuse_experts(shards):
         pre = "model.layers.%d.%s.experts." % (layer, block[layer])
         extra[where].append((pre + "gate_up_proj", dt, [n, hidden, 2 * inter], bytes(gate_up)))
         extra[where].append((pre + "down_proj", dt, [n, inter, hidden], bytes(down)))
+        if dt == "F8_E4M3":  # FbgemmFp8Llama4TextExperts' scales, one per output channel
+            sc = scales[layer]
+            gu = b"".join(sc[(e, "gate")] + sc[(e, "up")] for e in range(n))
+            dn = b"".join(sc[(e, "down")] for e in range(n))
+            extra[where].append((pre + "gate_up_proj_scale", "F32", [n, 1, 2 * inter], gu))
+            extra[where].append((pre + "down_proj_scale", "F32", [n, hidden, 1], dn))
     out = []
     for i, (header, data) in enumerate(shards):
         h, d = {}, bytearray()
