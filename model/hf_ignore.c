@@ -46,19 +46,23 @@ static int hlx_ere_put(char *out, size_t cap, size_t *n, const char *s)
  * without a newline), into out: NULL, or why it is not read. Python's escapes of classes
  * (\d, \w, \s and their negations) become bracket expressions, an escaped character a
  * bracket of it, "(?:" a plain group, a lazy quantifier a greedy one (whether there is a
- * match does not depend on it); lookarounds, flags, named groups, back references and
- * anchors other than ^ and $ have no POSIX form and are refused. */
+ * match does not depend on it), a "{" or "}" that is not part of a count a literal one (as
+ * Python reads it); lookarounds, flags, named groups, back references, anchors other than
+ * ^ and $, and a quantifier right after another (Python 3.11's possessive "*+", which never
+ * gives back what it took; an error before) have no POSIX form and are refused. */
 static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
 {
     static const char special[] = ".[]()*+?{}|^$\\";
     size_t n = 0;
     const char *p = py;
-    char one[8];
-    int braces = 0;
+    char one[40];
+    int braces = 0, quant = 0; /* quant: the last thing emitted is a quantifier */
+    long expand = 1;           /* the product of the counts' largest values */
 
     out[0] = '\0';
     while (*p) {
         const char *r = NULL;
+        int q = 0;
         if (*p == '\\') {
             const char c = p[1];
             switch (c) {
@@ -88,17 +92,16 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
             r = "(";
             p += 3;
         } else if (*p == '[') { /* a bracket expression: copied up to its end */
-            size_t k = 1;
+            size_t k = 1, in;
             if (hlx_ere_put(out, cap, &n, "[") != 0)
                 return "too long";
             if (p[k] == '^' && hlx_ere_put(out, cap, &n, "^") == 0)
                 k++;
+            in = n; /* where its characters begin */
             if (p[k] == ']' && hlx_ere_put(out, cap, &n, "]") == 0)
                 k++;
             for (; p[k] && p[k] != ']'; k++) {
                 char ch[3] = { p[k], 0, 0 };
-                if (p[k] == '[' && (p[k + 1] == ':' || p[k + 1] == '.' || p[k + 1] == '='))
-                    return "a POSIX class ([:name:]) inside brackets";
                 if (p[k] == '\\') {
                     const char c = p[++k];
                     if (c != 'd' && (c == '\0' || isalnum((unsigned char)c) || strchr("]^-\\", c)))
@@ -110,6 +113,10 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
                         continue;
                     ch[0] = c;
                 }
+                /* "[" then ":", "." or "=" opens a POSIX class or collating element, also
+                 * where Python's "[" or the second character was escaped ("[\[:a:]]") */
+                if (n > in && out[n - 1] == '[' && strchr(":.=", ch[0]) != NULL)
+                    return "a POSIX class ([:name:]) inside brackets";
                 if (hlx_ere_put(out, cap, &n, ch) != 0)
                     return "too long";
             }
@@ -117,35 +124,66 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
                 return "an unterminated [";
             r = "]";
             p += k + 1;
-        } else if (*p == '{') { /* a count: small ones only (a nest of large ones would
-                                  * make regcomp build an automaton of their product) */
-            const char *q = p + 1;
-            long v = 0;
-            if (++braces > 2)
-                return "more than 2 counted repetitions ({m,n})";
-            for (; isdigit((unsigned char)*q) || *q == ','; q++) {
-                v = *q == ',' ? 0 : v * 10 + (*q - '0');
-                if (v > 16)
+        } else if (*p == '{') { /* a count as Python reads one: {m}, {m,}, {,n}, {m,n} */
+            const char *q0 = p + 1, *qe;
+            long lo = 0, hi = -1, v = 0;
+            int digits = 0, comma = 0;
+            for (qe = q0; isdigit((unsigned char)*qe) || (*qe == ',' && !comma); qe++) {
+                if (*qe == ',') {
+                    lo = v, v = 0, digits = 0, comma = 1;
+                    continue;
+                }
+                if ((v = v * 10 + (*qe - '0')) > 16)
                     return "a repetition count above 16";
+                digits++;
             }
-            one[0] = '{';
-            one[1] = '\0';
-            r = one;
+            if (*qe != '}' || qe == q0) { /* "{" and no count: Python's literal "{" */
+                r = "\\{";
+                p++;
+            } else {
+                if (comma)
+                    hi = digits ? v : -1;
+                else
+                    lo = hi = v;
+                /* a nest of counts is expanded into their product by regcomp: small ones
+                 * only, at most two */
+                if (++braces > 2)
+                    return "more than 2 counted repetitions ({m,n})";
+                expand *= (hi >= 0 ? hi : lo) + 1;
+                snprintf(one, sizeof(one), "{%.*s}", (int)(qe - q0), q0);
+                r = one;
+                q = 1;
+                p = qe + 1;
+                p += *p == '?'; /* lazy: as greedy */
+            }
+        } else if (*p == '}') { /* not closing a count: Python's literal "}" */
+            r = "\\}";
             p++;
-        } else if (strchr("*+?}", *p) != NULL && p[1] == '?') { /* lazy: as greedy */
+        } else if (strchr("*+?", *p) != NULL) {
             one[0] = *p;
             one[1] = '\0';
             r = one;
-            p += 2;
+            q = 1;
+            p++;
+            p += *p == '?'; /* lazy: as greedy */
         } else {
             one[0] = *p;
             one[1] = '\0';
             r = one;
             p++;
         }
+        if (q && quant)
+            return "a quantifier right after another (possessive, or Python's \"multiple "
+                   "repeat\")";
+        quant = q;
         if (hlx_ere_put(out, cap, &n, r) != 0)
             return "too long";
     }
+    /* regcomp's automaton grows with the expression times its counts' product: a hostile
+     * list must not take gigabytes (a name is under 200 characters) */
+    if ((long)n * expand > 4096)
+        return "too large once its counts are expanded (its length times their product above "
+               "4096)";
     return NULL;
 }
 
@@ -194,57 +232,46 @@ static int hlx_ign_match(const hlx_ign_t *g, const char *module)
     }
 }
 
-/* The first entry of g[0, n) naming module under any of its names (a multimodal
- * checkpoint's text model under language_model.model. or model.language_model. too, as
- * transformers has named it); -1 for none. */
-static long hlx_ign_find(const hlx_ign_t *g, size_t n, const char *module, int nested)
+/* Whether g names module under any of its names (a multimodal checkpoint's text model under
+ * language_model.model., model.language_model. or Idefics3's model.text_model. too, as
+ * transformers has named it). */
+static int hlx_ign_names(const hlx_ign_t *g, const char *module, int nested)
 {
-    char alt[2][192];
-    size_t i;
-    int k, forms = 1;
+    const char *rest = !strncmp(module, "model.", 6) ? module + 6 : module;
+    char alt[192];
 
-    if (nested) {
-        snprintf(alt[0], sizeof(alt[0]), "language_model.%.160s", module);
-        snprintf(alt[1], sizeof(alt[1]), "model.language_model.%.160s",
-                 !strncmp(module, "model.", 6) ? module + 6 : module);
-        forms = 3;
-    }
-    for (i = 0; i < n; i++)
-        for (k = 0; k < forms; k++)
-            if (hlx_ign_match(&g[i], k == 0 ? module : alt[k - 1]))
-                return (long)i;
-    return -1;
+    if (hlx_ign_match(g, module))
+        return 1;
+    if (!nested)
+        return 0;
+    snprintf(alt, sizeof(alt), "language_model.%.160s", module);
+    if (hlx_ign_match(g, alt))
+        return 1;
+    snprintf(alt, sizeof(alt), "model.language_model.%.160s", rest);
+    if (hlx_ign_match(g, alt))
+        return 1;
+    snprintf(alt, sizeof(alt), "model.text_model.%.160s", rest);
+    return hlx_ign_match(g, alt);
 }
 
-static void hlx_ign_free(hlx_ign_t *g, size_t n)
-{
-    size_t i;
-
-    for (i = 0; i < n; i++)
-        if (g[i].type == HLX_IGN_RE)
-            regfree(&g[i].re);
-    free(g);
-}
-
-/* A Linear weight's module: its name without ".weight". */
-static void hlx_ign_module(const char *name, char *buf, size_t len)
+/* A Linear weight's module: its name without ".weight", in place. */
+static void hlx_ign_module(char *name)
 {
     size_t n = strlen(name);
 
     if (n >= 7 && !strcmp(name + n - 7, ".weight"))
-        n -= 7;
-    snprintf(buf, len, "%.*s", (int)n, name);
+        name[n - 7] = '\0';
 }
 
 hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
                                  const char *const *at, int nlists, int glob)
 {
     hlx_hf_expect_t *list = NULL;
-    hlx_ign_t *g;
-    size_t n = 0, ne = 0, total = 0, i;
-    long hit[HLX_HF_MAX_KINDS], miss[HLX_HF_MAX_KINDS], by[HLX_HF_MAX_KINDS];
+    hlx_ign_t *g = NULL;
+    size_t n = 0, ne = 0, total = 0, i, j;
+    long hit[HLX_HF_MAX_KINDS], miss[HLX_HF_MAX_KINDS], by[HLX_HF_MAX_KINDS], *who = NULL;
     int k, li, nkinds = 0, all = 1, nested = (c->fused & (HLX_HF_NESTED | HLX_HF_LLAMA4)) != 0;
-    char err[256], path[256], a[160], b[160], kn[64];
+    char err[256], path[256], kn[64];
     hlx_status_t st = HLX_OK;
 
     c->unquant = 0;
@@ -254,8 +281,20 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
         total += json_is_array(lists[li]) ? json_array_size(lists[li]) : 0;
     if (total == 0)
         return HLX_OK;
-    if ((g = calloc(total, sizeof(*g))) == NULL)
+    if ((st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
+        return hlx_jdoc_fail(doc, at[0], st, "%s", err);
+    if ((g = calloc(total, sizeof(*g))) == NULL || (who = malloc((n + 1) * sizeof(*who))) == NULL) {
+        free(g);
+        free(list);
         return hlx_jdoc_fail(doc, at[0], HLX_ERR_NOMEM, "out of memory");
+    }
+    for (i = 0; i < n; i++) {
+        who[i] = -1;
+        if (list[i].kind >= 0)
+            hlx_ign_module(list[i].name);
+    }
+    /* each entry compiled, matched against every module and freed before the next: a long
+     * list holds one automaton at a time; each module's first entry naming it kept */
     for (li = 0; li < nlists && st == HLX_OK; li++)
         for (i = 0; json_is_array(lists[li]) && i < json_array_size(lists[li]) && st == HLX_OK;
              i++) {
@@ -263,54 +302,54 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
             if (e == NULL) /* hlx_cfg_ignore has seen to it */
                 continue;
             g[ne].list = li;
-            st = hlx_ign_compile(doc, at[li], i, e, glob, &g[ne]);
-            ne += st == HLX_OK;
+            if ((st = hlx_ign_compile(doc, at[li], i, e, glob, &g[ne])) != HLX_OK)
+                break;
+            for (j = 0; j < n; j++)
+                if (list[j].kind >= 0 && who[j] < 0 && hlx_ign_names(&g[ne], list[j].name, nested))
+                    who[j] = (long)ne;
+            if (g[ne].type == HLX_IGN_RE)
+                regfree(&g[ne].re);
+            ne++;
         }
-    if (st == HLX_OK && (st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
-        st = hlx_jdoc_fail(doc, at[0], st, "%s", err);
     for (k = 0; k < HLX_HF_MAX_KINDS; k++)
         hit[k] = miss[k] = by[k] = -1;
     for (i = 0; st == HLX_OK && i < n; i++) {
-        char module[160];
-        long e;
         k = list[i].kind;
         if (k < 0)
             continue;
-        hlx_ign_module(list[i].name, module, sizeof(module));
-        e = hlx_ign_find(g, ne, module, nested);
         if (k >= nkinds)
             nkinds = k + 1;
-        if (e >= 0 && hit[k] < 0) {
+        if (who[i] >= 0 && hit[k] < 0) {
             hit[k] = (long)i;
-            by[k] = e;
-        } else if (e < 0 && miss[k] < 0) {
+            by[k] = who[i];
+        } else if (who[i] < 0 && miss[k] < 0) {
             miss[k] = (long)i;
         }
     }
     for (k = 0; st == HLX_OK && k < nkinds; k++) {
         if (hit[k] >= 0 && miss[k] >= 0) { /* some of a kind: the runtime has no such form */
             const hlx_ign_t *e = &g[by[k]];
-            hlx_ign_module(list[hit[k]].name, a, sizeof(a));
-            hlx_ign_module(list[miss[k]].name, b, sizeof(b));
             snprintf(path, sizeof(path), "%s/%zu", at[e->list], e->index);
             hlx_hf_kind_name(list[hit[k]].name, kn, sizeof(kn));
             st = hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "leaves %s unquantized but not "
                                "%s: a kind of Linear layer (%s) is read unquantized in every "
-                               "layer%s or in none", a, b, kn,
+                               "layer%s or in none", list[hit[k]].name, list[miss[k]].name, kn,
                                strstr(kn, "experts.*") ? " and every expert" : "");
         }
         all &= hit[k] >= 0;
         if (hit[k] >= 0)
             c->unquant |= (uint64_t)1 << k;
     }
+    /* at the list of an entry that named one (ModelOpt's two lists: either may be absent) */
     if (st == HLX_OK && nkinds > 0 && all)
-        st = hlx_jdoc_fail(doc, at[0], HLX_ERR_PARSE, "leaves every Linear layer unquantized: "
-                           "nothing is read quantized (remove quantization_config if the "
-                           "checkpoint holds no quantized weight)");
+        st = hlx_jdoc_fail(doc, at[g[by[0]].list], HLX_ERR_PARSE, "leaves every Linear layer "
+                           "unquantized: nothing is read quantized (remove quantization_config "
+                           "if the checkpoint holds no quantized weight)");
     if (st != HLX_OK)
         c->unquant = 0;
+    free(who);
     free(list);
-    hlx_ign_free(g, ne);
+    free(g);
     return st;
 }
 

@@ -2771,6 +2771,8 @@ static void test_llama4_nulls(void **state)
     expect_config("l4ct", HLX_OK, NULL);
 }
 
+static void nest_config(const char *name, const char *arch, const char *model_type);
+
 /* Sets name's quantization_config.KEY (ignore, ignored_layers, exclude_modules) to the
  * list `head` (NULL: none) then the NULL-terminated entries. */
 static void set_ignore(const char *name, const char *key, const char *head,
@@ -2844,6 +2846,9 @@ static void test_ignore_lists(void **state)
         { { "re:self_attn" }, "" },                     /* re.match: from the start */
         { { "model.layers.7.self_attn.q_proj" }, "" },  /* no such layer */
         { { "Llama4TextAttention" }, "" },              /* a class: not a Linear */
+        /* "{" and "}" outside a count: Python's literals */
+        { { "re:.*o_proj}?" }, "self_attn.o_proj" },
+        { { "re:.*q_proj{?" }, "self_attn.q_proj" },
     };
     static const struct {
         const char *e, *needle;
@@ -2861,6 +2866,14 @@ static void test_ignore_lists(void **state)
         { "re:.*[[:alpha:]]", "a POSIX class ([:name:]) inside brackets", HLX_ERR_PARSE },
         { "re:.*(q_proj", "ignore[1]: regular expression .*(q_proj: ", HLX_ERR_PARSE },
         { "re:[a", "an unterminated [", HLX_ERR_PARSE },
+        /* POSIX would read [:alpha:] as a class, Python as the characters */
+        { "re:[\\[:alpha:]x]", "a POSIX class ([:name:]) inside brackets", HLX_ERR_PARSE },
+        /* Python 3.11's possessive quantifier (never gives back: matches nothing here) */
+        { "re:.*+q_proj", "a quantifier right after another", HLX_ERR_PARSE },
+        /* regcomp builds an automaton of its length times 17 x 17: a list of such ones
+         * would take gigabytes */
+        { "re:((.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.){16}){16}",
+          "too large once its counts are expanded", HLX_ERR_PARSE },
     };
     size_t i;
 
@@ -2893,6 +2906,25 @@ static void test_ignore_lists(void **state)
         expect_unquant("ignmo", "exclude_modules", e, "mlp.gate_proj, mlp.up_proj, "
                        "mlp.down_proj");
         expect_unquant("ignmo", "exclude_modules", r, "");
+        /* every Linear by ModelOpt's other list alone: the error there, not at the absent
+         * exclude_modules */
+        set_key_in("ignmo", "quantization_config", "exclude_modules", NULL);
+        set_key_in("ignmo", "quantization_config", "ignore", json_pack("[s, s]", "lm_head", "*"));
+        expect_config("ignmo", HLX_ERR_PARSE, "ignore: leaves every Linear layer unquantized");
+    }
+    /* Idefics3 and SmolVLM: the text model as model.text_model. */
+    synth("igni3", "--family dense --dtype fp8 --fp8-scales channel --shards 1");
+    nest_config("igni3", "SmolVLMForConditionalGeneration", "smolvlm");
+    {
+        char path[512];
+        json_t *c = config_json("igni3", path), *t = json_object_get(c, "text_config");
+        const char *e[] = { "re:model\\.text_model\\.layers\\.\\d+\\.self_attn\\.",
+                            "re:model.vision_model.*", NULL };
+        json_object_set(c, "quantization_config", json_object_get(t, "quantization_config"));
+        json_object_del(t, "quantization_config");
+        config_save(c, path);
+        expect_unquant("igni3", "ignore", e, "self_attn.q_proj, self_attn.k_proj, "
+                       "self_attn.v_proj, self_attn.o_proj");
     }
     /* Llama 4: its modules under a multimodal model's names too */
     synth("ignl4", "--family llama4 --dtype fp8 --shards 1");
