@@ -232,6 +232,25 @@ static int hlx_ign_match(const hlx_ign_t *g, const char *module)
     }
 }
 
+int hlx_hf_ignore_names(const char *e, const char *module)
+{
+    hlx_ign_t g;
+    char ere[1024], full[1100];
+    int hit;
+
+    if (strncmp(e, "re:", 3))
+        return !strcmp(e, module);
+    if (hlx_pyre_to_ere(e + 3, ere, sizeof(ere)) != NULL)
+        return 0;
+    snprintf(full, sizeof(full), "^(%s)", ere);
+    if (regcomp(&g.re, full, REG_EXTENDED | REG_NOSUB) != 0)
+        return 0;
+    g.type = HLX_IGN_RE;
+    hit = hlx_ign_match(&g, module);
+    regfree(&g.re);
+    return hit;
+}
+
 /* Whether g names module under any of its names (a multimodal checkpoint's text model under
  * language_model.model., model.language_model. or Idefics3's model.text_model. too, as
  * transformers has named it). */

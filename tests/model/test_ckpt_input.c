@@ -2888,6 +2888,12 @@ static void test_ignore_lists(void **state)
     }
     set_key_in("ign", "quantization_config", "ignore", json_pack("[s, i]", "lm_head", 5));
     expect_config("ign", HLX_ERR_PARSE, "ignore[1]: expected a module name");
+    /* the head named by any expression that matches it as llm-compressor matched it */
+    set_key_in("ign", "quantization_config", "ignore",
+               json_pack("[s]", "re:(?:language_model\\.)?lm_head$"));
+    expect_config("ign", HLX_OK, NULL);
+    set_key_in("ign", "quantization_config", "ignore", json_pack("[s]", "re:lm_headx"));
+    expect_config("ign", HLX_ERR_PARSE, "ignore: expected a list naming the head");
     /* routed experts: every expert's down_proj, or refused for some experts only */
     synth("ignmoe", "--family qwen3-moe --dtype fp8 --fp8-format fp8 --shards 1");
     {
