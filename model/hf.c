@@ -1882,11 +1882,11 @@ static hlx_status_t hlx_cfg_kv_scheme(hlx_jdoc_t *doc, json_t *q, const char *me
 }
 
 /* Whether an ignore-list entry names the head: "lm_head", llm-compressor's "re:.*lm_head",
- * a multimodal checkpoint's "language_model.lm_head". */
+ * a multimodal checkpoint's "language_model.lm_head"; an expression as its quantizer
+ * matched it ("re:lm_head$" too). */
 static int hlx_cfg_ignore_head(const char *e)
 {
-    return !strcmp(e, "lm_head") || !strcmp(e, "re:.*lm_head") || !strcmp(e, "re:.*lm_head$") ||
-           !strcmp(e, "language_model.lm_head");
+    return hlx_hf_ignore_names(e, "lm_head") || hlx_hf_ignore_names(e, "language_model.lm_head");
 }
 
 /* The layer of a name "model.layers.L." + more, L in plain decimal digits (no sign, no

@@ -1,7 +1,8 @@
 /* Ignore lists of fp8 and int8 checkpoints (compressed-tensors' ignore, the fp8 method's
- * ignored_layers, ModelOpt's exclude_modules): which Linear layers are stored unquantized,
- * matched as the quantizer that wrote the list matched it, summed up per kind of layer
- * (hlx_hf_config_t.unquant). docs/model.md "Ignore lists". */
+ * ignored_layers, ModelOpt's exclude_modules, fbgemm_fp8's modules_to_not_convert): which
+ * Linear layers are stored unquantized, matched as the quantizer that wrote the list matched
+ * it, summed up per kind of layer and layer (hlx_hf_config_t.unquant, unquant_layer).
+ * docs/model.md "Ignore lists". */
 #define _GNU_SOURCE
 #include "hlx_ckpt.h"
 #include "hlx_err.h"
@@ -30,7 +31,6 @@ typedef struct {
     int            list; /* which of the lists, and its index there */
     size_t         index;
     regex_t        re;
-    int            has_re;
 } hlx_ign_t;
 
 /* Appends s to out[*n, cap); 0, or -1 when it does not fit. */
@@ -49,19 +49,23 @@ static int hlx_ere_put(char *out, size_t cap, size_t *n, const char *s)
  * without a newline), into out: NULL, or why it is not read. Python's escapes of classes
  * (\d, \w, \s and their negations) become bracket expressions, an escaped character a
  * bracket of it, "(?:" a plain group, a lazy quantifier a greedy one (whether there is a
- * match does not depend on it); lookarounds, flags, named groups, back references and
- * anchors other than ^ and $ have no POSIX form and are refused. */
+ * match does not depend on it), a "{" or "}" that is not part of a count a literal one (as
+ * Python reads it); lookarounds, flags, named groups, back references, anchors other than
+ * ^ and $, and a quantifier right after another (Python 3.11's possessive "*+", which never
+ * gives back what it took; an error before) have no POSIX form and are refused. */
 static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
 {
     static const char special[] = ".[]()*+?{}|^$\\";
     size_t n = 0;
     const char *p = py;
-    char one[8];
-    int braces = 0;
+    char one[40];
+    int braces = 0, quant = 0; /* quant: the last thing emitted is a quantifier */
+    long expand = 1;           /* the product of the counts' largest values */
 
     out[0] = '\0';
     while (*p) {
         const char *r = NULL;
+        int q = 0;
         if (*p == '\\') {
             const char c = p[1];
             switch (c) {
@@ -91,17 +95,16 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
             r = "(";
             p += 3;
         } else if (*p == '[') { /* a bracket expression: copied up to its end */
-            size_t k = 1;
+            size_t k = 1, in;
             if (hlx_ere_put(out, cap, &n, "[") != 0)
                 return "too long";
             if (p[k] == '^' && hlx_ere_put(out, cap, &n, "^") == 0)
                 k++;
+            in = n; /* where its characters begin */
             if (p[k] == ']' && hlx_ere_put(out, cap, &n, "]") == 0)
                 k++;
             for (; p[k] && p[k] != ']'; k++) {
                 char ch[3] = { p[k], 0, 0 };
-                if (p[k] == '[' && (p[k + 1] == ':' || p[k + 1] == '.' || p[k + 1] == '='))
-                    return "a POSIX class ([:name:]) inside brackets";
                 if (p[k] == '\\') {
                     const char c = p[++k];
                     if (c != 'd' && (c == '\0' || isalnum((unsigned char)c) || strchr("]^-\\", c)))
@@ -113,6 +116,10 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
                         continue;
                     ch[0] = c;
                 }
+                /* "[" then ":", "." or "=" opens a POSIX class or collating element, also
+                 * where Python's "[" or the second character was escaped ("[\[:a:]]") */
+                if (n > in && out[n - 1] == '[' && strchr(":.=", ch[0]) != NULL)
+                    return "a POSIX class ([:name:]) inside brackets";
                 if (hlx_ere_put(out, cap, &n, ch) != 0)
                     return "too long";
             }
@@ -120,35 +127,66 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
                 return "an unterminated [";
             r = "]";
             p += k + 1;
-        } else if (*p == '{') { /* a count: small ones only (a nest of large ones would
-                                  * make regcomp build an automaton of their product) */
-            const char *q = p + 1;
-            long v = 0;
-            if (++braces > 2)
-                return "more than 2 counted repetitions ({m,n})";
-            for (; isdigit((unsigned char)*q) || *q == ','; q++) {
-                v = *q == ',' ? 0 : v * 10 + (*q - '0');
-                if (v > 16)
+        } else if (*p == '{') { /* a count as Python reads one: {m}, {m,}, {,n}, {m,n} */
+            const char *q0 = p + 1, *qe;
+            long lo = 0, hi = -1, v = 0;
+            int digits = 0, comma = 0;
+            for (qe = q0; isdigit((unsigned char)*qe) || (*qe == ',' && !comma); qe++) {
+                if (*qe == ',') {
+                    lo = v, v = 0, digits = 0, comma = 1;
+                    continue;
+                }
+                if ((v = v * 10 + (*qe - '0')) > 16)
                     return "a repetition count above 16";
+                digits++;
             }
-            one[0] = '{';
-            one[1] = '\0';
-            r = one;
+            if (*qe != '}' || qe == q0) { /* "{" and no count: Python's literal "{" */
+                r = "\\{";
+                p++;
+            } else {
+                if (comma)
+                    hi = digits ? v : -1;
+                else
+                    lo = hi = v;
+                /* a nest of counts is expanded into their product by regcomp: small ones
+                 * only, at most two */
+                if (++braces > 2)
+                    return "more than 2 counted repetitions ({m,n})";
+                expand *= (hi >= 0 ? hi : lo) + 1;
+                snprintf(one, sizeof(one), "{%.*s}", (int)(qe - q0), q0);
+                r = one;
+                q = 1;
+                p = qe + 1;
+                p += *p == '?'; /* lazy: as greedy */
+            }
+        } else if (*p == '}') { /* not closing a count: Python's literal "}" */
+            r = "\\}";
             p++;
-        } else if (strchr("*+?}", *p) != NULL && p[1] == '?') { /* lazy: as greedy */
+        } else if (strchr("*+?", *p) != NULL) {
             one[0] = *p;
             one[1] = '\0';
             r = one;
-            p += 2;
+            q = 1;
+            p++;
+            p += *p == '?'; /* lazy: as greedy */
         } else {
             one[0] = *p;
             one[1] = '\0';
             r = one;
             p++;
         }
+        if (q && quant)
+            return "a quantifier right after another (possessive, or Python's \"multiple "
+                   "repeat\")";
+        quant = q;
         if (hlx_ere_put(out, cap, &n, r) != 0)
             return "too long";
     }
+    /* regcomp's automaton grows with the expression times its counts' product: a hostile
+     * list must not take gigabytes (a name is under 200 characters) */
+    if ((long)n * expand > 4096)
+        return "too large once its counts are expanded (its length times their product above "
+               "4096)";
     return NULL;
 }
 
@@ -184,7 +222,6 @@ static hlx_status_t hlx_ign_compile(hlx_jdoc_t *doc, const char *at, size_t i, c
         regerror(rc, &g->re, msg, sizeof(msg));
         return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", py, msg);
     }
-    g->has_re = 1;
     return HLX_OK;
 }
 
@@ -207,46 +244,54 @@ static int hlx_ign_match(const hlx_ign_t *g, const char *module)
     }
 }
 
-/* The first entry of g[0, n) naming module under any of its names (a multimodal
- * checkpoint's text model under language_model.model. or model.language_model. too, as
- * transformers has named it); -1 for none. */
-static long hlx_ign_find(const hlx_ign_t *g, size_t n, const char *module, int nested)
+int hlx_hf_ignore_names(const char *e, const char *module)
 {
-    char alt[2][192];
-    size_t i;
-    int k, forms = 1;
+    hlx_ign_t g;
+    char ere[1024], full[1100];
+    int hit;
 
-    if (nested) {
-        snprintf(alt[0], sizeof(alt[0]), "language_model.%.160s", module);
-        snprintf(alt[1], sizeof(alt[1]), "model.language_model.%.160s",
-                 !strncmp(module, "model.", 6) ? module + 6 : module);
-        forms = 3;
-    }
-    for (i = 0; i < n; i++)
-        for (k = 0; k < forms; k++)
-            if (hlx_ign_match(&g[i], k == 0 ? module : alt[k - 1]))
-                return (long)i;
-    return -1;
+    if (strncmp(e, "re:", 3))
+        return !strcmp(e, module);
+    if (hlx_pyre_to_ere(e + 3, ere, sizeof(ere)) != NULL)
+        return 0;
+    snprintf(full, sizeof(full), "^(%s)", ere);
+    if (regcomp(&g.re, full, REG_EXTENDED | REG_NOSUB) != 0)
+        return 0;
+    g.type = HLX_IGN_RE;
+    hit = hlx_ign_match(&g, module);
+    regfree(&g.re);
+    return hit;
 }
 
-static void hlx_ign_free(hlx_ign_t *g, size_t n)
+/* Whether g names module under any of its names (a multimodal checkpoint's text model under
+ * language_model.model., model.language_model. or Idefics3's model.text_model. too, as
+ * transformers has named it). */
+static int hlx_ign_names(const hlx_ign_t *g, const char *module, int nested)
 {
-    size_t i;
+    const char *rest = !strncmp(module, "model.", 6) ? module + 6 : module;
+    char alt[192];
 
-    for (i = 0; i < n; i++)
-        if (g[i].has_re)
-            regfree(&g[i].re);
-    free(g);
+    if (hlx_ign_match(g, module))
+        return 1;
+    if (!nested)
+        return 0;
+    snprintf(alt, sizeof(alt), "language_model.%.160s", module);
+    if (hlx_ign_match(g, alt))
+        return 1;
+    snprintf(alt, sizeof(alt), "model.language_model.%.160s", rest);
+    if (hlx_ign_match(g, alt))
+        return 1;
+    snprintf(alt, sizeof(alt), "model.text_model.%.160s", rest);
+    return hlx_ign_match(g, alt);
 }
 
-/* A Linear weight's module: its name without ".weight". */
-static void hlx_ign_module(const char *name, char *buf, size_t len)
+/* A Linear weight's module: its name without ".weight", in place. */
+static void hlx_ign_module(char *name)
 {
     size_t n = strlen(name);
 
     if (n >= 7 && !strcmp(name + n - 7, ".weight"))
-        n -= 7;
-    snprintf(buf, len, "%.*s", (int)n, name);
+        name[n - 7] = '\0';
 }
 
 /* The layer of a Linear weight's name model.layers.L.*: L, or -1. */
@@ -265,31 +310,32 @@ static long hlx_ign_layer(const char *name)
 /* What the lists say of one kind of layer: per layer (the last slot: every layer past
  * HLX_HF_UNQ_LAYERS, and names without one) the first module named and the first not. */
 typedef struct {
-    long hit[HLX_HF_UNQ_LAYERS + 1], miss[HLX_HF_UNQ_LAYERS + 1], by[HLX_HF_UNQ_LAYERS + 1];
+    long hit[HLX_HF_UNQ_LAYERS + 1], miss[HLX_HF_UNQ_LAYERS + 1];
     int  any_hit, any_miss;
 } hlx_ign_kind_t;
 
-/* Refuses (at the entry that named list[hit]) a kind named for hit and not for miss. */
-static hlx_status_t hlx_ign_partial(hlx_jdoc_t *doc, const hlx_hf_expect_t *list, long hit,
-                                    long miss, const hlx_ign_t *e, const char *const *at,
-                                    const char *why)
+/* Refuses (at the entry that named list[hit], who[hit]) a kind named for hit and not for
+ * miss. */
+static hlx_status_t hlx_ign_partial(hlx_jdoc_t *doc, const hlx_hf_expect_t *list,
+                                    const long *who, const hlx_ign_t *g, long hit, long miss,
+                                    const char *const *at, const char *why)
 {
-    char a[160], b[160], path[256];
+    const hlx_ign_t *e = &g[who[hit]];
+    char path[256];
 
-    hlx_ign_module(list[hit].name, a, sizeof(a));
-    hlx_ign_module(list[miss].name, b, sizeof(b));
     snprintf(path, sizeof(path), "%s/%zu", at[e->list], e->index);
     return hlx_jdoc_fail(doc, path, HLX_ERR_UNSUPPORTED, "leaves %s unquantized but not %s: %s",
-                         a, b, why);
+                         list[hit].name, list[miss].name, why);
 }
 
 hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
                                  const char *const *at, int nlists, hlx_ign_mode_t mode)
 {
     hlx_hf_expect_t *list = NULL;
-    hlx_ign_t *g;
+    hlx_ign_t *g = NULL;
     hlx_ign_kind_t *ks = NULL;
-    size_t n = 0, ne = 0, total = 0, i;
+    size_t n = 0, ne = 0, total = 0, i, j;
+    long *who = NULL, first = -1;
     int k, li, nkinds = 0, all = 1, nested = (c->fused & (HLX_HF_NESTED | HLX_HF_LLAMA4)) != 0;
     char err[256], kn[64], why[160];
     hlx_status_t st = HLX_OK;
@@ -302,16 +348,23 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
         total += json_is_array(lists[li]) ? json_array_size(lists[li]) : 0;
     if (total == 0)
         return HLX_OK;
+    if ((st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
+        return hlx_jdoc_fail(doc, at[0], st, "%s", err);
     if ((g = calloc(total, sizeof(*g))) == NULL ||
+        (who = malloc((n + 1) * sizeof(*who))) == NULL ||
         (ks = malloc(HLX_HF_MAX_KINDS * sizeof(*ks))) == NULL) {
         free(g);
+        free(who);
+        free(list);
         return hlx_jdoc_fail(doc, at[0], HLX_ERR_NOMEM, "out of memory");
     }
-    for (k = 0; k < HLX_HF_MAX_KINDS; k++) {
-        for (i = 0; i <= HLX_HF_UNQ_LAYERS; i++)
-            ks[k].hit[i] = ks[k].miss[i] = ks[k].by[i] = -1;
-        ks[k].any_hit = ks[k].any_miss = 0;
+    for (i = 0; i < n; i++) {
+        who[i] = -1;
+        if (list[i].kind >= 0)
+            hlx_ign_module(list[i].name);
     }
+    /* each entry compiled, matched against every module and freed before the next: a long
+     * list holds one automaton at a time; each module's first entry naming it kept */
     for (li = 0; li < nlists && st == HLX_OK; li++)
         for (i = 0; json_is_array(lists[li]) && i < json_array_size(lists[li]) && st == HLX_OK;
              i++) {
@@ -319,34 +372,40 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
             if (e == NULL) /* hlx_cfg_ignore has seen to it */
                 continue;
             g[ne].list = li;
-            st = hlx_ign_compile(doc, at[li], i, e, mode, &g[ne]);
-            ne += st == HLX_OK;
+            if ((st = hlx_ign_compile(doc, at[li], i, e, mode, &g[ne])) != HLX_OK)
+                break;
+            for (j = 0; j < n; j++)
+                if (list[j].kind >= 0 && who[j] < 0 && hlx_ign_names(&g[ne], list[j].name, nested))
+                    who[j] = (long)ne;
+            if (g[ne].type == HLX_IGN_RE || g[ne].type == HLX_IGN_HF)
+                regfree(&g[ne].re);
+            ne++;
         }
-    if (st == HLX_OK && (st = hlx_hf_expect(c, &list, &n, err, sizeof(err))) != HLX_OK)
-        st = hlx_jdoc_fail(doc, at[0], st, "%s", err);
+    for (k = 0; k < HLX_HF_MAX_KINDS; k++) {
+        for (j = 0; j <= HLX_HF_UNQ_LAYERS; j++)
+            ks[k].hit[j] = ks[k].miss[j] = -1;
+        ks[k].any_hit = ks[k].any_miss = 0;
+    }
     for (i = 0; st == HLX_OK && i < n; i++) {
-        char module[160];
-        long e, l;
         hlx_ign_kind_t *q;
+        long l;
         k = list[i].kind;
         if (k < 0)
             continue;
-        hlx_ign_module(list[i].name, module, sizeof(module));
-        e = hlx_ign_find(g, ne, module, nested);
         l = hlx_ign_layer(list[i].name);
         if (l < 0 || l >= HLX_HF_UNQ_LAYERS)
             l = HLX_HF_UNQ_LAYERS;
         q = &ks[k];
         if (k >= nkinds)
             nkinds = k + 1;
-        if (e >= 0 && q->hit[l] < 0) {
+        if (who[i] >= 0 && q->hit[l] < 0)
             q->hit[l] = (long)i;
-            q->by[l] = e;
-        } else if (e < 0 && q->miss[l] < 0) {
+        else if (who[i] < 0 && q->miss[l] < 0)
             q->miss[l] = (long)i;
-        }
-        q->any_hit |= e >= 0;
-        q->any_miss |= e < 0;
+        q->any_hit |= who[i] >= 0;
+        q->any_miss |= who[i] < 0;
+        if (who[i] >= 0 && first < 0)
+            first = (long)i;
     }
     for (k = 0; st == HLX_OK && k < nkinds; k++) {
         hlx_ign_kind_t *q = &ks[k];
@@ -360,36 +419,38 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
         }
         /* some layers: each whole (its experts alike), within the first 256 */
         for (l = 0; st == HLX_OK && l <= HLX_HF_UNQ_LAYERS; l++) {
+            long other = q->miss[l];
             if (q->hit[l] < 0)
                 continue;
             hlx_hf_kind_name(list[q->hit[l]].name, kn, sizeof(kn));
             if (l == HLX_HF_UNQ_LAYERS)
                 snprintf(why, sizeof(why), "a kind of layer (%s) is read unquantized in every "
                          "layer or in some of the first %d", kn, HLX_HF_UNQ_LAYERS);
-            else if (q->miss[l] >= 0)
+            else if (other >= 0)
                 snprintf(why, sizeof(why), "a layer's experts are read unquantized all or "
                          "none");
-            if (q->miss[l] >= 0 || l == HLX_HF_UNQ_LAYERS) {
-                long other = q->miss[l];
-                for (i = 0; other < 0 && i <= HLX_HF_UNQ_LAYERS; i++)
-                    other = q->miss[i];
-                st = hlx_ign_partial(doc, list, q->hit[l], other, &g[q->by[l]], at, why);
+            if (other >= 0 || l == HLX_HF_UNQ_LAYERS) {
+                for (j = 0; other < 0 && j <= HLX_HF_UNQ_LAYERS; j++)
+                    other = q->miss[j];
+                st = hlx_ign_partial(doc, list, who, g, q->hit[l], other, at, why);
                 break;
             }
             c->unquant_layer[l] |= (uint64_t)1 << k;
         }
     }
+    /* at the list of an entry that named one (ModelOpt's two lists: either may be absent) */
     if (st == HLX_OK && nkinds > 0 && all)
-        st = hlx_jdoc_fail(doc, at[0], HLX_ERR_PARSE, "leaves every Linear layer unquantized: "
-                           "nothing is read quantized (remove quantization_config if the "
-                           "checkpoint holds no quantized weight)");
+        st = hlx_jdoc_fail(doc, at[g[who[first]].list], HLX_ERR_PARSE, "leaves every Linear "
+                           "layer unquantized: nothing is read quantized (remove "
+                           "quantization_config if the checkpoint holds no quantized weight)");
     if (st != HLX_OK) {
         c->unquant = 0;
         memset(c->unquant_layer, 0, sizeof(c->unquant_layer));
     }
-    free(list);
     free(ks);
-    hlx_ign_free(g, ne);
+    free(who);
+    free(list);
+    free(g);
     return st;
 }
 

@@ -27,4 +27,9 @@ typedef enum {
 hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *const *lists,
                                  const char *const *at, int nlists, hlx_ign_mode_t mode);
 
+/* Whether the list entry e ("re:" and a Python expression, from the start of the name, or a
+ * name) names module as compressed-tensors and the fp8 method match it; 0 for an expression
+ * not read (refused at its place by hlx_hf_ignore_apply). */
+int hlx_hf_ignore_names(const char *e, const char *module);
+
 #endif

@@ -1146,8 +1146,8 @@ static void test_views(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                          { "q", "I8", 3, { 2, 3, 4 }, q, sizeof(q) } };
     const int64_t shape[2] = { 2, 3 };
-    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 0, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 0, 0 } };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 0, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 0, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1216,10 +1216,10 @@ static void test_views_step(void **state)
     const hlx_test_st_t ts[2] = { { "f", "F32", 3, { 2, 3, 4 }, f, sizeof(f) },
                                   { "b", "BF16", 2, { 2, 4 }, b, sizeof(b) } };
     const int64_t shape[2] = { 2, 3 }, bshape[1] = { 2 };
-    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0, 0, 0, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0, 0, 0, 0 },
-                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1, 0, 0, 0 },
-                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1, 0, 0, 0 } };
+    hlx_ckpt_view_t v[4] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 2, 0, 0, 0, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 1, 2, 2, 0, 0, 0, 0, 0 },
+                             { "g.bias", "b", 2, 0, 4, 1, 0, 2, 2, 1, 0, 0, 0, 0 },
+                             { "u.bias", "b", 2, 0, 4, 0, 1, 2, 2, 1, 0, 0, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1291,8 +1291,8 @@ static void test_views_omajor(void **state)
     float out[8];
     const hlx_test_st_t ts[1] = { { "f", "BF16", 3, { 2, 4, 3 }, f, sizeof(f) } };
     const int64_t shape[2] = { 2, 3 };
-    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 1, 0 },
-                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 1, 0 } };
+    hlx_ckpt_view_t v[2] = { { "g.weight", "f", 2, 3, 4, 1, 0, 2, 0, 0, 0, 1, 0, 0 },
+                             { "u.weight", "f", 2, 3, 4, 1, 2, 2, 0, 0, 0, 1, 0, 0 } };
     const hlx_ckpt_tensor_t *t;
     char err[512], dir[512];
     hlx_ckpt_t *ck;
@@ -1367,7 +1367,7 @@ static void test_views_mx_parts(void **state)
     const uint8_t sb[E * R * NB] = { 1, 2, 3, 4, 0, 127, 253, 100 };
     const hlx_test_st_t ts[2] = { { "w_blocks", "U8", 4, { E, R, NB, 16 }, blocks, sizeof(blocks) },
                                   { "w_scales", "U8", 3, { E, R, NB }, scales, sizeof(scales) } };
-    hlx_ckpt_view_t v = { "x.weight", "w_blocks", E, IN, R, 1, 0, R, 1, 0, 1, 0, 0 };
+    hlx_ckpt_view_t v = { "x.weight", "w_blocks", E, IN, R, 1, 0, R, 1, 0, 1, 0, 0, 0 };
     const int64_t shape[2] = { R, IN };
     float val[R * IN], code[R * IN], zero[R * IN], scale[R * IN], tc[IN * R], ts_[IN * R];
     const hlx_ckpt_tensor_t *t;

@@ -199,7 +199,7 @@ static void test_plain(void **state)
     static const uint32_t special[] = { 0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x7f800001u,
                                         0xff800001u, 0x00008000u, 0x80018000u, 0x7f800000u };
     const size_t n = (size_t)R * C;
-    hlx_ckpt_view_t v = { "v.weight", "fused", 2, C, 40, 1, 5, 30, 0, 0, 0, 0, 0 };
+    hlx_ckpt_view_t v = { "v.weight", "fused", 2, C, 40, 1, 5, 30, 0, 0, 0, 0, 0, 0 };
     char dir[512], err[512];
     hlx_ckpt_t *ck;
     hlx_test_st_t ts[8];

@@ -2771,6 +2771,8 @@ static void test_llama4_nulls(void **state)
     expect_config("l4ct", HLX_OK, NULL);
 }
 
+static void nest_config(const char *name, const char *arch, const char *model_type);
+
 /* Sets name's quantization_config.KEY (ignore, ignored_layers, exclude_modules) to the
  * list `head` (NULL: none) then the NULL-terminated entries. */
 static void set_ignore(const char *name, const char *key, const char *head,
@@ -2879,6 +2881,9 @@ static void test_ignore_lists(void **state)
         { { "re:model\\.layers\\.1\\.(mlp|self_attn\\.o_proj)" },
           "self_attn.o_proj (layers 1), mlp.gate_proj (layers 1), mlp.up_proj (layers 1), "
           "mlp.down_proj (layers 1)" },
+        /* "{" and "}" outside a count: Python's literals */
+        { { "re:.*o_proj}?" }, "self_attn.o_proj" },
+        { { "re:.*q_proj{?" }, "self_attn.q_proj" },
     };
     static const struct {
         const char *e, *needle;
@@ -2893,6 +2898,14 @@ static void test_ignore_lists(void **state)
         { "re:.*[[:alpha:]]", "a POSIX class ([:name:]) inside brackets", HLX_ERR_PARSE },
         { "re:.*(q_proj", "ignore[1]: regular expression .*(q_proj: ", HLX_ERR_PARSE },
         { "re:[a", "an unterminated [", HLX_ERR_PARSE },
+        /* POSIX would read [:alpha:] as a class, Python as the characters */
+        { "re:[\\[:alpha:]x]", "a POSIX class ([:name:]) inside brackets", HLX_ERR_PARSE },
+        /* Python 3.11's possessive quantifier (never gives back: matches nothing here) */
+        { "re:.*+q_proj", "a quantifier right after another", HLX_ERR_PARSE },
+        /* regcomp builds an automaton of its length times 17 x 17: a list of such ones
+         * would take gigabytes */
+        { "re:((.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.|.){16}){16}",
+          "too large once its counts are expanded", HLX_ERR_PARSE },
     };
     size_t i;
 
@@ -2907,6 +2920,12 @@ static void test_ignore_lists(void **state)
     }
     set_key_in("ign", "quantization_config", "ignore", json_pack("[s, i]", "lm_head", 5));
     expect_config("ign", HLX_ERR_PARSE, "ignore[1]: expected a module name");
+    /* the head named by any expression that matches it as llm-compressor matched it */
+    set_key_in("ign", "quantization_config", "ignore",
+               json_pack("[s]", "re:(?:language_model\\.)?lm_head$"));
+    expect_config("ign", HLX_OK, NULL);
+    set_key_in("ign", "quantization_config", "ignore", json_pack("[s]", "re:lm_headx"));
+    expect_config("ign", HLX_ERR_PARSE, "ignore: expected a list naming the head");
     /* routed experts: every expert's down_proj, or refused for some experts only */
     synth("ignmoe", "--family qwen3-moe --dtype fp8 --fp8-format fp8 --layers 4 --shards 1");
     {
@@ -2963,6 +2982,25 @@ static void test_ignore_lists(void **state)
         expect_unquant("ignmo", "exclude_modules", e, "mlp.gate_proj, mlp.up_proj, "
                        "mlp.down_proj");
         expect_unquant("ignmo", "exclude_modules", r, "");
+        /* every Linear by ModelOpt's other list alone: the error there, not at the absent
+         * exclude_modules */
+        set_key_in("ignmo", "quantization_config", "exclude_modules", NULL);
+        set_key_in("ignmo", "quantization_config", "ignore", json_pack("[s, s]", "lm_head", "*"));
+        expect_config("ignmo", HLX_ERR_PARSE, "ignore: leaves every Linear layer unquantized");
+    }
+    /* Idefics3 and SmolVLM: the text model as model.text_model. */
+    synth("igni3", "--family dense --dtype fp8 --fp8-scales channel --shards 1");
+    nest_config("igni3", "SmolVLMForConditionalGeneration", "smolvlm");
+    {
+        char path[512];
+        json_t *c = config_json("igni3", path), *t = json_object_get(c, "text_config");
+        const char *e[] = { "re:model\\.text_model\\.layers\\.\\d+\\.self_attn\\.",
+                            "re:model.vision_model.*", NULL };
+        json_object_set(c, "quantization_config", json_object_get(t, "quantization_config"));
+        json_object_del(t, "quantization_config");
+        config_save(c, path);
+        expect_unquant("igni3", "ignore", e, "self_attn.q_proj, self_attn.k_proj, "
+                       "self_attn.v_proj, self_attn.o_proj");
     }
     /* Llama 4: its modules under a multimodal model's names too */
     synth("ignl4", "--family llama4 --dtype fp8 --shards 1");
