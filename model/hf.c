@@ -4880,21 +4880,16 @@ hlx_status_t hlx_hf_expect(const hlx_hf_config_t *c, hlx_hf_expect_t **list_p, s
         if (m->norm_layer) /* StarCoder2: LayerNorm's bias */
             HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_NORM, HLX_HFS_REPLICATED, H, 0, "%s",
                                   hlx_hf_src_name(c, HLX_HFW_ATTN_NORM_B, li, nm, sizeof(nm))));
-        if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_QKV_GROUPED)) {
-            /* InternLM2: one wqkv, its rows grouped by KV head, split by head as Phi-3's */
+        if (c->family == HLX_HF_DENSE && (c->fused & (HLX_HF_QKV_GROUPED | HLX_HF_FUSED_QKV))) {
+            /* Phi-3's qkv_proj (q, k, v rows) and InternLM2's wqkv (its rows grouped by KV
+             * head), split by head; quantized as every Linear (a scale per fused row) */
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
-                                  H, "%s", hlx_hf_src_name(c, HLX_HFW_WQ, li, nm, sizeof(nm))));
-            l.v[l.n - 1].kv = 2;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv, "%s",
-                                  hlx_hf_src_name(c, HLX_HFW_WO, li, nm, sizeof(nm))));
-        } else if (c->family == HLX_HF_DENSE && (c->fused & HLX_HF_FUSED_QKV)) {
-            const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
-                                  H, "%sself_attn.qkv_proj.weight", p));
-            l.v[l.n - 1].kv = 2;
-            HLX_ADD(hlx_elist_add(&l, dt, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
-                                  "%sself_attn.o_proj.weight", p));
+            const size_t at = l.n;
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_TPA_HEADS, Q * dk + 2 * K * dk,
+                                     H, hlx_hf_src_name(c, HLX_HFW_WQ, li, nm, sizeof(nm))));
+            l.v[at].kv = 2; /* the weight, not its scales */
+            HLX_ADD(hlx_elist_linear(&l, HLX_HFC_ATTN, HLX_HFS_N, H, Q * dv,
+                                     hlx_hf_src_name(c, HLX_HFW_WO, li, nm, sizeof(nm))));
         } else if (c->family == HLX_HF_DENSE) {
             const int64_t K = m->kv_heads, dk = m->head_dim, dv = m->v_head_dim;
             char n[128];

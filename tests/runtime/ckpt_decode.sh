@@ -305,14 +305,28 @@ ctfp8)
         echo "$1, fp8 scales per $2: hidden $a, its bf16 copy $b, check $ok"
         [ "$a" = "$b" ] && [ "$ok" = True ] || { echo "FAIL"; fail=1; }
     done
-    for m in dense-channel dense-channel-bf16; do
-        timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
-            --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
-            --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+    # over TPA 2 each rank reads its rows' scales: also of the fused attention (Phi-3's
+    # qkv_proj, InternLM2's wqkv grouped by KV head, quantized as every Linear)
+    for c in dense-channel phi3-channel internlm2-tensor; do
+        for m in $c $c-bf16; do
+            timeout -k 5 150 "$helixrun" --no-prefix -n 2 --timeout 120 -- "$helix" decode \
+                --model "$dir/$m" --tpa 2 --context 60 --steps 4 --batch 2 --check --json \
+                --timeout 60 >"$dir/out.tpa.$m" 2>"$dir/err" || { cat "$dir/err"; fail=1; }
+        done
+        a=$(hash "$dir/out.tpa.$c") b=$(hash "$dir/out.tpa.$c-bf16")
+        echo "$c, TPA 2: hidden $a, its bf16 copy $b"
+        [ "$a" = "$b" ] || { echo "FAIL: $c over TPA 2 differs from the bf16 copy"; fail=1; }
     done
-    a=$(hash "$dir/out.tpa.dense-channel") b=$(hash "$dir/out.tpa.dense-channel-bf16")
-    echo "dense, TPA 2: hidden $a, its bf16 copy $b"
-    [ "$a" = "$b" ] || { echo "FAIL: TPA 2 differs from the bf16 copy"; fail=1; }
+    python3 - "$dir/phi3-channel" <<'PY' || { echo "FAIL: Phi-3's attention is not stored in fp8"; fail=1; }
+import glob, json, struct, sys
+dt = {}
+for f in glob.glob(sys.argv[1] + '/*.safetensors'):
+    b = open(f, 'rb').read()
+    dt.update({k: v['dtype'] for k, v in json.loads(b[8:8 + struct.unpack('<Q', b[:8])[0]]).items()
+               if k != '__metadata__'})
+sys.exit(0 if dt['model.layers.0.self_attn.qkv_proj.weight'] == 'F8_E4M3' and
+         dt['model.layers.0.self_attn.o_proj.weight'] == 'F8_E4M3' else 1)
+PY
     "$helix" model info "$dir/dense-channel" | grep -q "fp8 e4m3, a scale per channel" ||
         { echo "FAIL: model info does not name the scales"; fail=1; }
     # refused: two groups, a group strategy, an ignore list naming every down_proj where
