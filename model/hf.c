@@ -2361,6 +2361,41 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
     return HLX_OK;
 }
 
+/* What an fp8 checkpoint of c stores unquantized, for the planner (hlx_model_t.plain): the
+ * head, embedding and routers, and each class of Linear layer whose every kind the ignore
+ * lists leave unquantized in every layer (a class with some kinds or layers quantized is
+ * planned quantized). */
+static void hlx_hf_plain(hlx_hf_config_t *c)
+{
+    static const struct {
+        hlx_hf_class_t cls;
+        unsigned       bit;
+    } classes[] = { { HLX_HFC_ATTN, HLX_MODEL_PLAIN_ATTN }, { HLX_HFC_FFN, HLX_MODEL_PLAIN_DENSE },
+                    { HLX_HFC_EXPERT, HLX_MODEL_PLAIN_EXPERTS },
+                    { HLX_HFC_SHARED, HLX_MODEL_PLAIN_SHARED } };
+    hlx_hf_expect_t *list = NULL;
+    size_t n = 0, i, k;
+    unsigned quant = 0;
+    char err[128];
+
+    c->m.plain = 0;
+    c->m.plain_dtype = c->st_dtype == HLX_ST_F32 ? HLX_DTYPE_F32 : HLX_DTYPE_BF16;
+    if (c->m.weight_dtype != HLX_DTYPE_FP8)
+        return;
+    c->m.plain = HLX_MODEL_PLAIN_HEAD;
+    if (hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
+        return; /* too many tensors: refused where the checkpoint is read */
+    for (i = 0; i < n; i++)
+        for (k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
+            if (list[i].kind >= 0 && list[i].cls == classes[k].cls &&
+                list[i].dtype != c->st_dtype)
+                quant |= classes[k].bit;
+    for (k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
+        if (!(quant & classes[k].bit))
+            c->m.plain |= classes[k].bit;
+    free(list);
+}
+
 static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n);
 
 /* What the ignore lists of the quantization object q (at JSON pointer base) leave
@@ -2489,6 +2524,8 @@ static hlx_status_t hlx_cfg_modelopt_file(const char *dir, hlx_hf_config_t *c, c
         st = hlx_cfg_fp8_layout(doc, "/quantization", c);
     if (st == HLX_OK)
         st = hlx_cfg_unquant(doc, hlx_jdoc_root(doc), "", 1, c);
+    if (st == HLX_OK)
+        hlx_hf_plain(c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     hlx_jdoc_free(doc);
@@ -4294,6 +4331,8 @@ hlx_status_t hlx_hf_config_load(const char *dir, hlx_hf_config_t *c, char *err,
     if (st == HLX_OK && hlx_jdoc_scope(doc, NULL) == HLX_OK) /* once the layers are known */
         st = hlx_cfg_unquant(doc, json_object_get(hlx_jdoc_root(doc), "quantization_config"),
                              "/quantization_config", 0, c);
+    if (st == HLX_OK)
+        hlx_hf_plain(c);
     if (st != HLX_OK)
         snprintf(err, errlen, "%s", doc ? hlx_jdoc_error(doc) : path);
     else if (hlx_jdoc_scope(doc, NULL) == HLX_OK && /* the top level: not text_config */

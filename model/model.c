@@ -1056,9 +1056,11 @@ static uint64_t hlx_model_mix_double(uint64_t h, double d)
     return hlx_model_mix(h, bits);
 }
 
-/* A new field of hlx_model_t changes its size (8672 bytes on LP64 with the 82 fields
- * hashed below): add it to hlx_model_hash, then update this size. */
-_Static_assert(sizeof(hlx_model_t) == 8672 || sizeof(void *) != 8,
+/* A new field of hlx_model_t changes its size (8680 bytes on LP64 with the 82 fields
+ * hashed below, and plain and plain_dtype, which the planner alone reads: what an fp8
+ * checkpoint stores unquantized changes nothing the ranks run): add it to hlx_model_hash,
+ * then update this size. */
+_Static_assert(sizeof(hlx_model_t) == 8680 || sizeof(void *) != 8,
                "hlx_model_t changed: hash the new field in hlx_model_hash()");
 
 uint64_t hlx_model_hash(const hlx_model_t *m)

@@ -201,6 +201,11 @@ hlx_status_t hlx_plan_ctx_init(hlx_plan_ctx_t *ctx, const hlx_model_t *m,
     ctx->peak_attn = c->gpu.peak_tflops[m->kv_dtype] * 1e12;
     ctx->b_w       = hlx_dtype_bytes(m->weight_dtype);
     ctx->b_kv      = hlx_dtype_bytes(m->kv_dtype);
+    ctx->b_plain   = m->plain & HLX_MODEL_PLAIN_HEAD ? hlx_dtype_bytes(m->plain_dtype) : ctx->b_w;
+    ctx->b_attn    = m->plain & HLX_MODEL_PLAIN_ATTN ? ctx->b_plain : ctx->b_w;
+    ctx->b_dense   = m->plain & HLX_MODEL_PLAIN_DENSE ? ctx->b_plain : ctx->b_w;
+    ctx->b_expert  = m->plain & HLX_MODEL_PLAIN_EXPERTS ? ctx->b_plain : ctx->b_w;
+    ctx->b_shared  = m->plain & HLX_MODEL_PLAIN_SHARED ? ctx->b_plain : ctx->b_w;
     ctx->kdim      = hlx_model_key_dim(m);
     ctx->vdim      = hlx_model_value_dim(m);
     /* MLA reads the latent once for keys and values; GQA reads K and V. The combine
@@ -495,9 +500,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         qkv_params = H * qh * m->head_dim + H * kvh * (m->head_dim + m->v_head_dim);
         o_params   = qo * m->v_head_dim * H;
     }
-    lc.qkv_b = qkv_params * ctx->b_w;
+    lc.qkv_b = qkv_params * ctx->b_attn;
     lc.qkv_f = 2.0 * Breq * qkv_params;
-    lc.w_attn = (qkv_params + o_params) * ctx->b_w;
+    lc.w_attn = (qkv_params + o_params) * ctx->b_attn;
 
     /* Attention over the local shard: each request reads its KV heads once. */
     lc.attn_b = Breq * kvh * ctx->kv_elems_tok * S_read * ctx->b_kv;
@@ -534,7 +539,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     }
 
     /* Post-attention projection at TP = tpo, then all-reduce (dp-ep: none). */
-    lc.wo_b = o_params * ctx->b_w;
+    lc.wo_b = o_params * ctx->b_attn;
     lc.wo_f = 2.0 * Btok_o * o_params;
     if (!dpep && tpo > 1) {
         int stride = medha ? l->kvp : 1, d = hlx_coll_group_local(ctx, tpo, stride);
@@ -557,9 +562,9 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
         }
         if (hlx_model_moe_layers(m) < m->layers) {
             double p = hlx_model_ffn_mats(m) * H * ffn_loc; /* gate (not a plain MLP), up, down */
-            lc.dn_b    = p * ctx->b_w;
+            lc.dn_b    = p * ctx->b_dense;
             lc.dn_f    = 2.0 * Bmb * p;
-            lc.w_dense = p * ctx->b_w;
+            lc.w_dense = p * ctx->b_dense;
             if (dpep) { /* gather every token, TP FFN, scatter the sums back */
                 lc.dn_comm_t     = 2.0 * hlx_coll_allgather(ctx, nffn, d, Mx);
                 lc.dn_comm_bytes = 2.0 * (nffn - 1.0) / nffn * Mx;
@@ -581,9 +586,11 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
             const double shared_w = dpep ? shared
                                     : uneven ? 3.0 * H * ceil(Fe * m->shared_experts / nffn)
                                              : shared / nffn;
-            lc.moe_b = (touched * pe + shared_w + router) * ctx->b_w;
+            lc.moe_b = touched * pe * ctx->b_expert + shared_w * ctx->b_shared +
+                       router * ctx->b_plain;
             lc.moe_f = 2.0 * (Bmb * k / l->ep) * pe + 2.0 * tok_local * (shared_w + router);
-            lc.w_moe = (e_loc * pe + shared_w + router) * ctx->b_w;
+            lc.w_moe = e_loc * pe * ctx->b_expert + shared_w * ctx->b_shared +
+                       router * ctx->b_plain;
             if (dpep) { /* dispatch tokens to their experts and combine the results */
                 double M = Breq * k * H * act * l->tpf;
                 lc.moe_comm_t     = 2.0 * hlx_coll_alltoall(ctx, nffn, d, M);
@@ -596,7 +603,7 @@ void hlx_plan_eval(const hlx_plan_ctx_t *ctx, const hlx_layout_t *l, hlx_plan_re
     }
 
     /* LM head at TP over the FFN group; the argmax exchange is negligible. */
-    head_b = vocab_loc * H * ctx->b_w;
+    head_b = vocab_loc * H * ctx->b_plain;
     head_f = 2.0 * Bmb * vocab_loc * H;
     {
         double tm = head_b / bw, tc = head_f / ctx->peak_gemm;

@@ -93,6 +93,9 @@ typedef struct hlx_plan_ctx {
     double context;          /* S, tokens already in the cache per request */
     /* derived */
     double bw_hbm, peak_gemm, peak_attn, b_w, b_kv;
+    /* bytes a weight of each class (hlx_model_t.plain: an fp8 checkpoint's unquantized
+     * ones at plain_dtype's width, the others at b_w) */
+    double b_attn, b_dense, b_expert, b_shared, b_plain;
     double kdim, vdim, lat_dim;  /* key/value elements per KV head; combine payload per head */
     double kv_elems_tok;         /* elements read per KV head per token (MLA: key only) */
     int    domain_gpus;          /* GPUs of the smallest NVLink domain */

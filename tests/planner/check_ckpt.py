@@ -3,7 +3,8 @@
 and its config.json plan exactly as the model file `helix model info --json` writes for it
 (its "model" member, and the whole document), that model file reads back as the same model
 (model_roundtrip: hlx_model_hash, every field), a quantized checkpoint is planned in the
-dtype decode holds it in, and bad input exits 2 naming --model and file:line:column."""
+dtype decode holds it in (with --weight-dtype fp8: what it stores unquantized at its width),
+and bad input exits 2 naming --model and file:line:column."""
 import json
 import os
 import re
@@ -110,8 +111,26 @@ with tempfile.TemporaryDirectory() as d:
               f"{q}: planned with weights {plans[q]['weight_dtype']}, KV {plans[q]['kv_dtype']}")
     over = plan(os.path.join(d, "dense-fp8"), "--weight-dtype", "fp8")
     check(over and over["weight_dtype"] == "fp8", "--weight-dtype fp8 not in plan --json")
-    check(over and abs(over["mem_weights_gib"] * 2 - plans["dense"]["mem_weights_gib"]) < 1e-9,
+    # planned as stored: the Linear layers in fp8, the embedding and the head (512 x 256
+    # each) in bf16, as every fp8 checkpoint keeps them
+    gib = 2.0 ** 30
+    check(over and abs(over["mem_weights_gib"] * gib -
+                       (plans["dense"]["mem_weights_gib"] * gib / 2 + 2 * 512 * 256)) < 1,
           f"--weight-dtype fp8 on the fp8 checkpoint: {over and over['mem_weights_gib']} GiB")
+    # an ignore list leaving the attention unquantized: its 2 layers' q, k, v and o (256 x
+    # 256, 64 x 256, 64 x 256, 256 x 256) a byte more each (config.json alone is planned)
+    os.makedirs(os.path.join(d, "dense-fp8-attn"))
+    with open(os.path.join(d, "dense-fp8", "config.json")) as f:
+        cfg = json.load(f)
+    cfg["quantization_config"]["ignore"] = ["lm_head", "re:.*self_attn"]
+    with open(os.path.join(d, "dense-fp8-attn", "config.json"), "w") as f:
+        json.dump(cfg, f)
+    attn = plan(os.path.join(d, "dense-fp8-attn"), "--weight-dtype", "fp8")
+    check(attn and over and
+          abs((attn["mem_weights_gib"] - over["mem_weights_gib"]) * gib -
+              2 * (2 * 256 * 256 + 2 * 64 * 256)) < 1,
+          f"fp8 with bf16 attention: {attn and attn['mem_weights_gib']} GiB against "
+          f"{over and over['mem_weights_gib']}")
     rc, out, err = run("plan", "--model", os.path.join(d, "dense-fp8"), "--hw", "hgx-h200",
                        "--context", "100000")
     check(rc == 0 and "weights bf16, KV bf16" in out, f"plan table of dense-fp8: {out[:200]}")

@@ -46,6 +46,13 @@ typedef enum hlx_rope_kind {
 /* Most rotated pairs per head (rope_dim / 2) the runtime takes. */
 #define HLX_ROPE_MAX_PAIRS 512
 
+/* hlx_model_t.plain: the weights an fp8 checkpoint stores unquantized */
+#define HLX_MODEL_PLAIN_HEAD    1  /* lm_head, the embedding, the routers */
+#define HLX_MODEL_PLAIN_ATTN    2  /* q, k, v and o (MLA's projections) */
+#define HLX_MODEL_PLAIN_DENSE   4  /* the dense layers' FFN */
+#define HLX_MODEL_PLAIN_EXPERTS 8  /* the routed experts */
+#define HLX_MODEL_PLAIN_SHARED  16 /* the shared experts */
+
 typedef struct hlx_model {
     char            name[64];
     hlx_attn_kind_t attn;
@@ -154,6 +161,13 @@ typedef struct hlx_model {
     int             ffn_plain;
     int             ffn_bias;
     hlx_dtype_t     weight_dtype;
+    /* Where weight_dtype is fp8 (an fp8 checkpoint: held dequantized, planned at its stored
+     * width), the weights stored unquantized, in plain_dtype: HLX_MODEL_PLAIN_* bits (the
+     * head, embedding and routers always; attention, dense FFN, routed and shared experts
+     * where the checkpoint's ignore list leaves every layer's so). 0: every weight in
+     * weight_dtype (model files, synthetic models). Read by the planner. */
+    unsigned        plain;
+    hlx_dtype_t     plain_dtype;
     hlx_dtype_t     kv_dtype;
     /* MLA (attn == HLX_ATTN_MLA) */
     int             q_lora_rank;
