@@ -156,7 +156,7 @@ int main(void)
         { "MXFP4 codes -> f32 groups", 3, "m.weight", 1, HLX_CKPT_QCODE, 1 },
     };
     /* gpt-oss's released form, read through an MXFP4 view as the runtime reads its experts */
-    static const hlx_ckpt_view_t mv = { "m.weight", "m_blocks", 1, N, N, 0, 0, N, 1, 0, 1, 0, 0 };
+    static const hlx_ckpt_view_t mv = { "m.weight", "m_blocks", 1, N, N, 0, 0, N, 1, 0, 1, 0, 0, 0 };
     hlx_hf_expect_t list[4];
     char dir[] = "/tmp/hlx_bench_ckpt_XXXXXX", sub[64], err[1024];
     hlx_ckpt_t *ck[4] = { NULL, NULL, NULL, NULL };
