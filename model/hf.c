@@ -1923,14 +1923,20 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
         char p[256];
         snprintf(p, sizeof(p), "%s/%zu", at, i);
         if (e == NULL || !e[0])
-            return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "expected a module name, or \"re:\" "
-                                 "and a regular expression (ModelOpt's: a wildcard)");
+            return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "expected a module name, or %s",
+                                 !strcmp(key, "modules_to_not_convert")
+                                     ? "a Python regular expression (transformers' rule)"
+                                 : !strcmp(key, "exclude_modules") || strstr(at, "quantization/")
+                                     ? "a wildcard (ModelOpt's)"
+                                     : "\"re:\" and a regular expression");
         head |= hlx_cfg_ignore_head(e);
     }
-    if (!json_is_array(ig) || (!head && !may_omit))
+    if (!json_is_array(ig))
+        return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected a list of module names%s",
+                             may_omit ? ", or null" : " naming the head");
+    if (!head && !may_omit)
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "expected a list naming the head "
-                             "(\"lm_head\" or \"re:.*lm_head\": it is read unquantized)%s",
-                             may_omit ? ", or null" : "");
+                             "(\"lm_head\" or \"re:.*lm_head\": it is read unquantized)");
     return HLX_OK;
 }
 

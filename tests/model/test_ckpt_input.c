@@ -2958,7 +2958,18 @@ static void test_ignore_lists(void **state)
         set_key_in("ignfb", "quantization_config", "modules_to_not_convert", json_null());
         expect_config("ignfb", HLX_OK, NULL); /* none: lm_head implied */
         assert_true(g_cfg.unquant == 0 && g_cfg.fp8_form == HLX_HF_QF_FBGEMM && g_cfg.fp8_channel);
+        set_key_in("ignfb", "quantization_config", "modules_to_not_convert",
+                   json_string("lm_head"));
+        expect_config("ignfb", HLX_ERR_PARSE, "modules_to_not_convert: expected a list of "
+                      "module names, or null");
+        set_key_in("ignfb", "quantization_config", "modules_to_not_convert",
+                   json_pack("[s, i]", "lm_head", 5));
+        expect_config("ignfb", HLX_ERR_PARSE, "modules_to_not_convert[1]: expected a module "
+                      "name, or a Python regular expression (transformers' rule)");
+        set_key_in("ignfb", "quantization_config", "modules_to_not_convert", json_null());
         set_key_in("ignfb", "quantization_config", "activation_scale_ub", json_integer(0));
+        expect_config("ignfb", HLX_ERR_PARSE, "activation_scale_ub: expected a number > 0");
+        set_key_in("ignfb", "quantization_config", "activation_scale_ub", json_string("1200"));
         expect_config("ignfb", HLX_ERR_PARSE, "activation_scale_ub: expected a number > 0");
         /* past the first 256 layers a kind is unquantized in every layer or none */
         set_key_in("ignfb", "quantization_config", "activation_scale_ub", json_real(1200));
