@@ -958,15 +958,16 @@ static void hlx_sweep_report(FILE *f, const hlx_sweep_t *sw, int ci, const char 
 /* Writes one output through its temporary file (hlx_out_begin before the sweep): renamed
  * into place when complete, removed otherwise, so an old file survives a failed run. */
 static int hlx_sweep_write(const char *what, hlx_out_t *out, const hlx_sweep_t *sw,
-                           const char *const *names, int nc, const char *title)
+                           const char *const *names, int nc, const char *title,
+                           const hlx_model_t *m)
 {
     char err[4200];
     int rc;
 
     if (!strcmp(what, "csv"))
-        rc = hlx_sweep_write_csv(out->f, sw, names);
+        rc = hlx_sweep_write_csv(out->f, sw, names, m);
     else if (!strcmp(what, "jsonl"))
-        rc = hlx_sweep_write_jsonl(out->f, sw, names);
+        rc = hlx_sweep_write_jsonl(out->f, sw, names, m);
     else
         rc = hlx_sweep_write_svg(out->f, sw, names, nc, title);
     if (rc != 0) {
@@ -1408,11 +1409,11 @@ bad_gpus:
         snprintf(title, sizeof(title), "%s, context %lld tokens: tokens/s/GPU vs tokens/s/user",
                  m.name, context);
         if (csv)
-            rc |= hlx_sweep_write("csv", &outs[0], &sw, names, nhw, title);
+            rc |= hlx_sweep_write("csv", &outs[0], &sw, names, nhw, title, &m);
         if (jsonl)
-            rc |= hlx_sweep_write("jsonl", &outs[1], &sw, names, nhw, title);
+            rc |= hlx_sweep_write("jsonl", &outs[1], &sw, names, nhw, title, &m);
         if (svg)
-            rc |= hlx_sweep_write("svg", &outs[2], &sw, names, nhw, title);
+            rc |= hlx_sweep_write("svg", &outs[2], &sw, names, nhw, title, &m);
     }
     { /* a failed sweep replaces nothing */
         char err[4200];

@@ -233,9 +233,12 @@ typedef struct hlx_sweep_summary {
 
 void hlx_sweep_summarize(const hlx_sweep_t *sw, int ci, hlx_sweep_summary_t *s_p);
 
-/* Writers. cluster names are indexed by point.cluster. */
-int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters);
-int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clusters);
+/* Writers. cluster names are indexed by point.cluster; m (the swept model; NULL: every
+ * head whole) gives each point's q_split. */
+int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
+                        const hlx_model_t *m);
+int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
+                          const hlx_model_t *m);
 int hlx_sweep_write_svg(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
                         int nclusters, const char *title);
 /* Layout as text: "helix kvp=8 tpa=8 tpf=64 ep=1 pp=1 b=16 hopb". */

@@ -47,26 +47,41 @@ static void hlx_csv_str(FILE *f, const char *s)
     fputc('"', f);
 }
 
-int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters)
+/* Pieces each query head is cut into for l's all-to-all (hlx_model_q_split, as the cost
+ * model and the runtime cut them): past a Helix TPA shard's heads over GQA; 1 otherwise,
+ * 0 where no cut gives every rank a piece (an infeasible point). */
+static int hlx_point_q_split(const hlx_model_t *m, const hlx_layout_t *l)
+{
+    hlx_helix_split_t sp;
+
+    if (m == NULL || l->strategy != HLX_STRAT_HELIX || m->attn == HLX_ATTN_MLA || l->kvp <= 1)
+        return 1;
+    return hlx_helix_split(m->q_heads, m->kv_heads, hlx_model_value_dim(m), l->kvp, l->tpa,
+                           &sp, NULL, 0) == HLX_OK ? sp.q_split : 0;
+}
+
+int hlx_sweep_write_csv(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
+                        const hlx_model_t *m)
 {
     size_t i;
 
-    fprintf(f, "cluster,strategy,gpus,kvp,tpa,dp,tpf,ep,pp,batch,hopb,ttl_ms,"
+    fprintf(f, "cluster,strategy,gpus,kvp,tpa,dp,tpf,ep,pp,batch,hopb,q_split,ttl_ms,"
                "tokens_per_s_user,tokens_per_s_gpu,feasible,pareto,reason\n");
     for (i = 0; i < sw->n; i++) {
         const hlx_sweep_point_t *p = &sw->pts[i];
         const hlx_layout_t *l = &p->l;
         hlx_csv_str(f, clusters[p->cluster]);
-        fprintf(f, ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
+        fprintf(f, ",%s,%d,%d,%d,%d,%d,%d,%d,%d,%d,%d,%.6g,%.6g,%.6g,%d,%d,%s\n",
                 hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
-                l->batch, l->hopb, p->ttl_ms, p->tok_s_user, p->tok_s_gpu, p->feasible,
-                p->pareto, hlx_why_name(p->why));
+                l->batch, l->hopb, hlx_point_q_split(m, l), p->ttl_ms, p->tok_s_user,
+                p->tok_s_gpu, p->feasible, p->pareto, hlx_why_name(p->why));
     }
     return ferror(f) ? -1 : 0;
 }
 
-int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clusters)
+int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clusters,
+                          const hlx_model_t *m)
 {
     size_t i;
 
@@ -78,13 +93,14 @@ int hlx_sweep_write_jsonl(FILE *f, const hlx_sweep_t *sw, const char *const *clu
         fprintf(f,
                 ",\"strategy\":\"%s\",\"gpus\":%d,\"kvp\":%d,\"tpa\":%d,"
                 "\"dp\":%d,\"tpf\":%d,\"ep\":%d,\"pp\":%d,\"batch\":%d,\"hopb\":%s,"
+                "\"q_split\":%d,"
                 "\"ttl_ms\":%.6g,\"tokens_per_s_user\":%.6g,\"tokens_per_s_gpu\":%.6g,"
                 "\"feasible\":%s,\"pareto\":%s,\"reason\":\"%s\"}\n",
                 hlx_strategy_name(l->strategy),
                 l->kvp * l->tpa * l->dp * l->pp, l->kvp, l->tpa, l->dp, l->tpf, l->ep, l->pp,
-                l->batch, l->hopb ? "true" : "false", p->ttl_ms, p->tok_s_user, p->tok_s_gpu,
-                p->feasible ? "true" : "false", p->pareto ? "true" : "false",
-                hlx_why_name(p->why));
+                l->batch, l->hopb ? "true" : "false", hlx_point_q_split(m, l), p->ttl_ms,
+                p->tok_s_user, p->tok_s_gpu, p->feasible ? "true" : "false",
+                p->pareto ? "true" : "false", hlx_why_name(p->why));
     }
     return ferror(f) ? -1 : 0;
 }

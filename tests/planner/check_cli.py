@@ -166,12 +166,23 @@ with tempfile.TemporaryDirectory() as d:
                        "--strategy", "helix", "--kvp", "8", "--tpa", "8", "--tpf", "64",
                        "--batch", "1", "--json")
     check(rc == 0 and json.loads(out)["feasible"] is True, f"Scout kvp 8 x tpa 8: {rc} {err!r}")
+    jl = os.path.join(d, "scout.jsonl")
     rc, out, err = run("sweep", "--model", d, "--hw", "gb200-nvl72", "--context", "10M",
-                       "--strategies", "medha,helix", "--quiet")
+                       "--strategies", "medha,helix", "--quiet", "--jsonl", jl)
     best = [line for line in out.splitlines() if ": best interactivity: helix" in line]
     check(rc == 0 and len(best) == 1 and "(helix kvp=8 tpa=8 " in best[0] and
           "(medha) = " in best[0] and float(best[0].rsplit("= ", 1)[1].rstrip("x")) > 1.0,
           f"Scout sweep: {rc} {out!r} {err!r}")
+    # each point's q_split as plan gives it: eighths at KVP 8 x TPA 8 (5 heads a shard),
+    # whole heads at KVP 5 and for medha
+    pts = [json.loads(line) for line in open(jl)] if rc == 0 else []
+    cut = {(p["strategy"], p["kvp"], p["tpa"]): p["q_split"] for p in pts}
+    check(cut.get(("helix", 8, 8)) == 8 and cut.get(("helix", 5, 8)) == 1 and
+          cut.get(("medha", 8, 8)) == 1, f"Scout sweep q_split: {[(k, v) for k, v in cut.items() if k[1] in (5, 8) and k[2] == 8]}")
+    rc, out, err = run("plan", "--model", d, "--hw", "gb200-nvl72", "--context", "10M",
+                       "--strategy", "helix", "--kvp", "16", "--tpa", "4", "--json")
+    check(rc in (0, 1) and json.loads(out)["q_split"] == cut.get(("helix", 16, 4)) > 1,
+          f"Scout kvp 16 x tpa 4: plan's q_split against the sweep's {cut.get(('helix', 16, 4))}")
 
 # two outputs onto one file (the same name, or another spelling of it): refused before the
 # sweep, nothing written, where the second silently replaced the first
@@ -196,8 +207,8 @@ with tempfile.TemporaryDirectory() as d:
     pts = [json.loads(line) for line in open(jl)]
     rows = list(csv.DictReader(open(cs)))
     check(len(pts) > 500 and len(pts) == len(rows), f"{len(pts)} points, {len(rows)} rows")
-    keys = ("strategy", "gpus", "kvp", "tpa", "tpf", "ep", "pp", "batch", "hopb", "ttl_ms",
-            "tokens_per_s_user", "tokens_per_s_gpu", "feasible", "pareto")
+    keys = ("strategy", "gpus", "kvp", "tpa", "tpf", "ep", "pp", "batch", "hopb", "q_split",
+            "ttl_ms", "tokens_per_s_user", "tokens_per_s_gpu", "feasible", "pareto")
     for p, r in zip(pts, rows):
         for k in keys:
             if k not in p:
@@ -205,6 +216,7 @@ with tempfile.TemporaryDirectory() as d:
                 break
         check(p["gpus"] == p["kvp"] * p["tpa"] * p["dp"] * p["pp"] and 1 <= p["gpus"] <= 32,
               f"gpus {p}")
+        check(int(r["q_split"]) == p["q_split"] == 1, "llama-405b's heads stay whole")
         check(p["strategy"] == r["strategy"] and int(r["batch"]) == p["batch"] and
               math.isclose(float(r["tokens_per_s_gpu"]), p["tokens_per_s_gpu"], rel_tol=1e-5),
               "csv and jsonl agree")
