@@ -134,9 +134,13 @@ void hlx_moe_route(const hlx_model_t *m, const double *logits, const float *bias
         for (e = 0; e < E; e++)
             sc[e] /= sum;
     }
-    /* The correction bias steers the choice only, never the weights. */
+    /* The correction bias steers the choice only, never the weights. A sigmoid without a
+     * bias or groups (Llama 4's) chooses on the logits, as transformers' top-k does: the
+     * same order, but for logits past ~37 whose sigmoids round to one value */
     for (e = 0; e < E; e++)
-        ch[e] = sc[e] + (m->moe_scoring == HLX_MOE_SIGMOID && bias != NULL ? bias[e] : 0.0);
+        ch[e] = m->moe_scoring == HLX_MOE_SIGMOID && bias == NULL && TG >= G
+                    ? logits[e]
+                    : sc[e] + (m->moe_scoring == HLX_MOE_SIGMOID && bias != NULL ? bias[e] : 0.0);
     if (TG < G) {
         /* A group's score is the sum of its two best choice scores (DeepSeek-V3), or its
          * best (DeepSeek-V2, moe_group_score max); the TG best groups stay, the experts of

@@ -205,8 +205,12 @@ void hlx_ref_moe_ffn(hlx_ref_moe_t *moe, int l, const double *hn, double *y, int
     }
     for (e = 0; e < E && m->moe_scoring != HLX_MOE_SIGMOID; e++)
         moe->score[e] /= sum;
+    /* a sigmoid without bias or groups (Llama 4's) chooses on the logits, as transformers'
+     * top-k does (the sigmoids of large logits round to one value) */
     for (e = 0; e < E; e++)
-        moe->choice[e] = moe->score[e] + (L->bias != NULL ? L->bias[e] : 0.0);
+        moe->choice[e] = m->moe_scoring == HLX_MOE_SIGMOID && L->bias == NULL && TG >= G
+                             ? moe->logit[e]
+                             : moe->score[e] + (L->bias != NULL ? L->bias[e] : 0.0);
     /* group-limited: the TG groups with the best sum of their top two choice scores, or
      * with the best top one (moe_group_score max) */
     if (TG < G) {

@@ -153,6 +153,15 @@ static void test_route(void **state)
     assert_int_equal(idx[0], 1);
     assert_int_equal(idx[1], 3);
     assert_true(fabs(w[0] - 1.5) < 1e-6 && fabs(w[1] - 1.5) < 1e-6);
+    /* without a bias (Llama 4): chosen on the logits, as transformers' top-k; 40, 50 and 45
+     * all have a sigmoid of 1.0 in double, where the lowest indices would win */
+    {
+        double big[8] = { 40, 10, 50, 45 };
+        route(&m, big, NULL, idx, w);
+        assert_int_equal(idx[0], 2);
+        assert_int_equal(idx[1], 3);
+        assert_true(fabs(w[0] - 3.0) < 1e-6 && fabs(w[1] - 3.0) < 1e-6);
+    }
 }
 
 static void test_route_groups(void **state)
