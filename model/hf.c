@@ -578,6 +578,12 @@ static hlx_status_t hlx_cfg_family(hlx_jdoc_t *doc, hlx_hf_config_t *c)
             return HLX_OK;
         }
     }
+    if (a == NULL && mt == NULL && json_is_string(json_object_get(root, "attn")) &&
+        json_object_get(root, "q_heads") != NULL) /* `model info --json`'s model member */
+        return hlx_jdoc_fail(doc, "/attn", HLX_ERR_PARSE, "this is a Helix model file (its "
+                             "attn and q_heads keys), not a Hugging Face config.json: give "
+                             "the file itself as --model, or the checkpoint's own config.json "
+                             "beside its safetensors");
     if (a == NULL)
         return hlx_jdoc_fail(doc, "/architectures", HLX_ERR_PARSE,
                              "missing, and model_type %s%.64s%s is not one of the %zu that "

@@ -4515,6 +4515,13 @@ static void test_not_a_checkpoint_dir(void **state)
                         "\"vocab_size\": 1000}' > %s/huge/config.json", g_tmp, g_tmp), 0);
     refused("huge/config.json: the tensors it describes take", "beyond 2^64",
             "model info --config-only %s/huge", g_tmp);
+    /* model info --json's model member saved as a directory's config.json: named as the
+     * Helix model file it is, at its attn key, not as a config.json without architectures */
+    assert_int_equal(sh("mkdir -p %s/mfile && echo '{\"name\": \"t\", \"attn\": \"gqa\", "
+                        "\"layers\": 2, \"q_heads\": 8}' > %s/mfile/config.json", g_tmp,
+                        g_tmp), 0);
+    refused("mfile/config.json:1:15: attn: this is a Helix model file", "give the file itself",
+            "model info %s/mfile", g_tmp);
 }
 
 int main(int argc, char **argv)
