@@ -347,11 +347,15 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
     if (c->fp8 && w != NULL) { /* the kinds its ignore list leaves unquantized */
-        char un[2048], *p, *save = NULL;
+        char un[2048], *p, *e;
         json_t *a = json_array();
         hlx_hf_unquant_str(c, un, sizeof(un));
-        for (p = strtok_r(un, ", ", &save); p != NULL && a != NULL; p = strtok_r(NULL, ", ", &save))
-            json_array_append_new(a, json_string(p));
+        /* items apart by ", " (one may hold spaces: "mlp.up_proj (layers 0 3)") */
+        for (p = un; *p && a != NULL; p = *e ? e + 2 : e) {
+            if ((e = strstr(p, ", ")) == NULL)
+                e = p + strlen(p);
+            json_array_append_new(a, json_stringn(p, (size_t)(e - p)));
+        }
         json_object_set_new(w, "unquantized", a != NULL ? a : json_null());
     }
     else if (c->packing.pack)
@@ -2135,10 +2139,11 @@ static int hlx_cmd_model_info(int argc, char **argv)
                      hlx_ckpt_pack_name(cfg.packing.pack), gs, how);
         printf("  weights %s%s, %.6g parameters%s\n", cfg.torch_dtype, q, params,
                config_only ? " (from config.json; tensors not checked)" : "");
-        if (cfg.unquant) {
+        { /* in every layer, or in some (unquant_layer alone) */
             char un[2048];
-            printf("  left unquantized by the ignore list (stored %s): %s\n", cfg.torch_dtype,
-                   hlx_hf_unquant_str(&cfg, un, sizeof(un)));
+            if (hlx_hf_unquant_str(&cfg, un, sizeof(un))[0])
+                printf("  left unquantized by the ignore list (stored %s): %s\n",
+                       cfg.torch_dtype, un);
         }
         printf("\n");
         if (cfg.st_dtype == HLX_ST_F16 && !hlx_hf_quantized(&cfg))

@@ -359,9 +359,16 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
         return hlx_jdoc_fail(doc, at[0], HLX_ERR_NOMEM, "out of memory");
     }
     for (i = 0; i < n; i++) {
+        char *x;
         who[i] = -1;
-        if (list[i].kind >= 0)
-            hlx_ign_module(list[i].name);
+        if (list[i].kind < 0)
+            continue;
+        hlx_ign_module(list[i].name);
+        /* transformers matches Llama 4's routed experts as the one module that holds them
+         * (Llama4TextExperts, converted whole): "experts" names them, "down_proj" does not */
+        if (mode == HLX_IGN_MODE_HF && c->moe_gqa == HLX_HF_MOE_LLAMA4 &&
+            (x = strstr(list[i].name, ".feed_forward.experts.")) != NULL)
+            x[sizeof(".feed_forward.experts") - 1] = '\0';
     }
     /* each entry compiled, matched against every module and freed before the next: a long
      * list holds one automaton at a time; each module's first entry naming it kept */

@@ -3023,6 +3023,31 @@ static void test_ignore_lists(void **state)
                        "self_attn.v_proj, self_attn.o_proj, feed_forward.shared_expert.gate_proj, "
                        "feed_forward.shared_expert.up_proj, feed_forward.shared_expert.down_proj");
     }
+    /* fbgemm_fp8 on Llama 4: transformers matches the routed experts as one module,
+     * model.layers.L.feed_forward.experts (converted whole), not as Linears of their own */
+    synth("ignl4fb", "--family llama4 --dtype fp8 --fp8-format fbgemm_fp8 --shards 1");
+    {
+        const char *ex[] = { "experts", NULL };
+        const char *dn[] = { "down_proj", NULL };
+        const char *one[] = { "model.layers.1.feed_forward.experts.1", NULL };
+        const char *dense[] = { "model.layers.0.feed_forward", NULL };
+        char dir[512];
+        expect_unquant("ignl4fb", "modules_to_not_convert", ex, "feed_forward.experts.*.gate_proj, "
+                       "feed_forward.experts.*.up_proj, feed_forward.experts.*.down_proj");
+        expect_unquant("ignl4fb", "modules_to_not_convert", dn, "feed_forward.down_proj, "
+                       "feed_forward.shared_expert.down_proj");
+        expect_unquant("ignl4fb", "modules_to_not_convert", one, "");
+        /* model info names the layers, the JSON one item per kind */
+        expect_unquant("ignl4fb", "modules_to_not_convert", dense, "feed_forward.gate_proj "
+                       "(layers 0), feed_forward.up_proj (layers 0), feed_forward.down_proj "
+                       "(layers 0)");
+        dir_of(dir, sizeof(dir), "ignl4fb");
+        assert_int_equal(sh("timeout 60 %s model info --config-only %s | grep -qF 'left "
+                            "unquantized by the ignore list (stored bfloat16): "
+                            "feed_forward.gate_proj (layers 0)'", helix, dir), 0);
+        assert_int_equal(sh("timeout 60 %s model info --config-only --json %s | grep -qF "
+                            "'\"feed_forward.up_proj (layers 0)\"'", helix, dir), 0);
+    }
 }
 
 /* StarCoder2 (Starcoder2ForCausalLM): LayerNorms with biases, use_bias on q, k, v, o_proj
