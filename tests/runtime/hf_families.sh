@@ -34,7 +34,7 @@ set -u
 helix=$1 data=$2 helixrun=$3 fwd=$4
 . "$(dirname "$0")/report.sh" # $dir (removed at exit), fail=0, json_field FILE EXPR
 
-# The forwards (pure Python, 0.8-1.5 s each, about 120 of them) run in the background two
+# The forwards (pure Python, 0.5-1 s each, about 150 of them) run in the background two
 # at a time as checkpoints are made, and both_decode takes each one's output when it needs
 # it.
 # fwd_start CKPT: starts the forward of CKPT over $dir/prompt (written before any) into

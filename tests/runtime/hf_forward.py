@@ -32,6 +32,7 @@ largest |logit| of the same prediction. Errors: a one-line message on stderr, ex
 --json is accepted for symmetry with `helix decode --json`; the output is JSON either way."""
 
 import argparse
+import gc
 import json
 import math
 import operator
@@ -39,6 +40,7 @@ import os
 import struct
 import sys
 from array import array
+from itertools import repeat
 
 ARCHITECTURES = ("LlamaForCausalLM", "MistralForCausalLM", "MixtralForCausalLM",
                  "Qwen2ForCausalLM", "Qwen2MoeForCausalLM", "Qwen3ForCausalLM",
@@ -339,7 +341,8 @@ class Checkpoint:
         return values.tolist()
 
     def stacked(self, name, shape):
-        """A tensor of exactly shape (any rank; not fp8), its values flat in row-major order."""
+        """A tensor of exactly shape (any rank; not fp8), its values flat in row-major order
+        (an array: its slices are rows as matrix gives them)."""
         name = self.alias.get(name, name)
         f = self._file(name)
         got, values = f.read(name)
@@ -347,27 +350,35 @@ class Checkpoint:
             raise Fail(f"{f.path}: tensor {name}: shape {got}, expected {list(shape)}")
         if f.tensors[name].get("dtype") == "F8_E4M3":
             raise Fail(f"{f.path}: tensor {name}: fused F8_E4M3 experts not read here")
-        return values.tolist()
+        return values
 
     def matrix(self, name, rows, cols):
-        """A [rows][cols] tensor as a list of rows, each a list of floats. An F8_E4M3 one is
-        dequantized as DeepSeek-V3's weight_dequant does: each block of block = (br, bc)
-        elements times its entry of NAME_scale_inv ([ceil(rows / br)][ceil(cols / bc)])."""
+        """A [rows][cols] tensor as a list of rows, each an array of its stored values (read
+        as floats where used: the same values as a list of floats, in a fraction of the
+        memory and without converting the rows no token reads), or for an F8_E4M3 one a list
+        of floats, dequantized as DeepSeek-V3's weight_dequant does: each block of block =
+        (br, bc) elements times its entry of NAME_scale_inv ([ceil(rows / br)][ceil(cols /
+        bc)])."""
         name = self.alias.get(name, name)
         f = self._file(name)
         shape, values = f.read(name)
         if shape != [rows, cols]:
             raise Fail(f"{f.path}: tensor {name}: shape {shape}, expected [{rows}, {cols}]")
+        if f.tensors[name].get("dtype") != "F8_E4M3":
+            return [values[i * cols:(i + 1) * cols] for i in range(rows)]
         flat = values.tolist()
         out = [flat[i * cols:(i + 1) * cols] for i in range(rows)]
-        if f.tensors[name].get("dtype") != "F8_E4M3":
-            return out
         if self.block is None:
             raise Fail(f"{f.path}: tensor {name}: F8_E4M3 without a quantization_config")
         br, bc = self.block
         scale = self.matrix(name + "_scale_inv", -(-rows // br), -(-cols // bc))
-        return [[v * scale[i // br][j // bc] for j, v in enumerate(row)]
-                for i, row in enumerate(out)]
+        deq = []
+        for i, row in enumerate(out):  # element j of row i times scale[i // br][j // bc]
+            new = []
+            for b, s in enumerate(scale[i // br]):
+                new += map(operator.mul, row[b * bc:(b + 1) * bc], repeat(s))
+            deq.append(new)
+        return deq
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1255,7 +1266,10 @@ def attend_dca(queries, bounds, keys, values, scale):
 
 
 class Decoder:
-    """What every family shares: the embedding, the final norm and the output head."""
+    """What every family shares: the embedding, the final norm and the output head.
+    forward(token, False) (a prompt token before the last) ends once the last layer's key
+    and value are cached (kv_only_end): nothing after them reaches the cache or the logits,
+    so the last layer's query, attention and MLP are not computed there."""
 
     def load_globals(self, ck, cfg):
         self.cfg = cfg
@@ -1430,9 +1444,13 @@ class DeepSeek(Decoder):
         sin = [math.sin(t * f) * self.mscale for f in self.inv_freq]
         scale = self.scale
         x = list(self.embed[token])
-        for L in self.layers:
+        last = len(self.layers) - 1
+        for i, L in enumerate(self.layers):
             h = rmsnorm(x, L.input_norm, eps)
-            if cfg.q_lora:
+            kv_only = i == last and not want_logits  # (kv_only_end)
+            if kv_only:
+                q = [0.0] * (Q * qd)
+            elif cfg.q_lora:
                 q = matvec(L.q_b, rmsnorm(matvec(L.q_a, h), L.q_a_norm, eps))
             else:
                 q = matvec(L.q, h)
@@ -1448,6 +1466,8 @@ class DeepSeek(Decoder):
                 values.append(kvj[nope:])
             L.keys.append(keys)
             L.values.append(values)
+            if kv_only:
+                return None
             attn = []
             for j in range(Q):
                 attn.extend(attend(queries[j], [ks[j] for ks in L.keys],
@@ -1497,11 +1517,11 @@ class Model(Decoder):
             return out
         gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
         dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
-        for j in range(E):
-            g0, d0 = j * H * 2 * Fe, j * Fe * H
-            gate = [[gu[g0 + h * 2 * Fe + 2 * k] for h in range(H)] for k in range(Fe)]
-            up = [[gu[g0 + h * 2 * Fe + 2 * k + 1] for h in range(H)] for k in range(Fe)]
-            down = [[dn[d0 + i * H + h] for i in range(Fe)] for h in range(H)]
+        for j in range(E):  # the transposes by strided slices: column k of [H][2 Fe]
+            g0, d0, g1, d1 = j * H * 2 * Fe, j * Fe * H, (j + 1) * H * 2 * Fe, (j + 1) * Fe * H
+            gate = [gu[g0 + 2 * k:g1:2 * Fe] for k in range(Fe)]
+            up = [gu[g0 + 2 * k + 1:g1:2 * Fe] for k in range(Fe)]
+            down = [dn[d0 + h:d1:H] for h in range(H)]
             out.append((gate, up, down, gub[j * 2 * Fe:(j + 1) * 2 * Fe:2],
                         gub[j * 2 * Fe + 1:(j + 1) * 2 * Fe:2], dnb[j * H:(j + 1) * H]))
         return out
@@ -1530,11 +1550,11 @@ class Model(Decoder):
         gu = ck.stacked(prefix + "gate_up_proj", [E, H, 2 * Fe])
         dn = ck.stacked(prefix + "down_proj", [E, Fe, H])
         out = []
-        for j in range(E):
-            g0, d0 = j * H * 2 * Fe, j * Fe * H
-            gate = [[gu[g0 + h * 2 * Fe + k] for h in range(H)] for k in range(Fe)]
-            up = [[gu[g0 + h * 2 * Fe + Fe + k] for h in range(H)] for k in range(Fe)]
-            down = [[dn[d0 + i * H + h] for i in range(Fe)] for h in range(H)]
+        for j in range(E):  # the transposes by strided slices: column k of [H][2 Fe]
+            g0, d0, g1, d1 = j * H * 2 * Fe, j * Fe * H, (j + 1) * H * 2 * Fe, (j + 1) * Fe * H
+            gate = [gu[g0 + k:g1:2 * Fe] for k in range(Fe)]
+            up = [gu[g0 + Fe + k:g1:2 * Fe] for k in range(Fe)]
+            down = [dn[d0 + h:d1:H] for h in range(H)]
             out.append((gate, up, down))
         return out
 
@@ -2009,12 +2029,15 @@ class Model(Decoder):
             if orig > 0:
                 dca_f = max(1.0, 0.1 * math.log(max(t + 1, self.seq_floor) / orig) + 1.0)
                 scale *= dca_f
+        last = len(self.layers) - 1
         for i, L in enumerate(self.layers):
             window = cfg.layer_windows[i]
             c, s = (cos_l, sin_l) if window is not None and cfg.local_base is not None \
                 else (cos, sin)
             h = x if L.input_norm is None else rmsnorm(x, L.input_norm, eps)
-            q, k, v = matvec(L.wq, h), matvec(L.wk, h), matvec(L.wv, h)
+            kv_only = i == last and not want_logits  # (kv_only_end)
+            q = [0.0] * (Q * d) if kv_only else matvec(L.wq, h)
+            k, v = matvec(L.wk, h), matvec(L.wv, h)
             if L.bq is not None:
                 q, k, v = add(q, L.bq), add(k, L.bk), add(v, L.bv)
             if L.q_norm_all is not None:
@@ -2045,6 +2068,8 @@ class Model(Decoder):
                 kh = [[v * dca_f for v in e] for e in kh]
             L.keys.append(kh)
             L.values.append(vh)
+            if kv_only:
+                return None
             attn = []
             first = 0 if window is None else max(0, len(L.keys) - window)
             if cfg.layer_chunks[i] is not None:  # Llama 4: the keys of t's own chunk
@@ -2134,13 +2159,16 @@ class StarCoder2(Model):
         sin = [math.sin(t * f) * ms for f in freq]
         scale = 1.0 / math.sqrt(d)
         x = list(self.embed[token])
+        last = len(self.layers) - 1
         for i, L in enumerate(self.layers):
             h = layernorm(x, *L.ln1, eps)
-            q = add(matvec(L.wq, h), L.bq)
             k = add(matvec(L.wk, h), L.bk)
             v = add(matvec(L.wv, h), L.bv)
             L.keys.append([self.rope(k[g * d:(g + 1) * d], cos, sin) for g in range(K)])
             L.values.append([v[g * d:(g + 1) * d] for g in range(K)])
+            if i == last and not want_logits:  # (kv_only_end)
+                return None
+            q = add(matvec(L.wq, h), L.bq)
             window = cfg.layer_windows[i]
             first = 0 if window is None else max(0, len(L.keys) - window)
             attn = []
@@ -2202,6 +2230,9 @@ def main(argv):
         raise Fail(f"{message} (usage: hf_forward.py DIR PROMPT_IDS_FILE STEPS [--json])")
     ap.error = usage_error
     args = ap.parse_args(argv)
+    # no reference cycles to collect: the collector's passes over the weights' row lists
+    # only cost time
+    gc.disable()
     try:
         steps = int(args.steps)
     except ValueError:
