@@ -1283,6 +1283,14 @@ static void test_hash(void **state)
     memcpy(&b, &a, sizeof(b));
     b.rope_long_factor[HLX_ROPE_MAX_PAIRS - 1] = 1.5;
     assert_true(hlx_model_hash(&b) != h);
+    /* plain and plain_dtype (what an fp8 checkpoint stores unquantized) are the planner's
+     * alone and not hashed: the ranks run the same whatever they say, and a model file
+     * written from a checkpoint (model info --json) hashes as the checkpoint */
+    memcpy(&b, &a, sizeof(b));
+    b.plain = HLX_MODEL_PLAIN_HEAD | HLX_MODEL_PLAIN_ATTN;
+    b.plain_dtype = HLX_DTYPE_F32;
+    assert_true(hlx_model_hash(&b) == h);
+    covered += sizeof(b.plain) + sizeof(b.plain_dtype);
     /* the list above is every field: their sizes add up to the struct less padding (4
      * bytes after each of four ints followed by a double on LP64; one more int breaks it) */
     assert_true(covered <= sizeof(hlx_model_t) && covered + 20 > sizeof(hlx_model_t));
