@@ -2029,11 +2029,19 @@ hlx_status_t hlx_ckpt_read_block(hlx_ckpt_t *ck, const hlx_ckpt_tensor_t *t, int
                     if (!(sc >= 0.0f) || !isfinite(sc)) { /* 0: a block of zeros */
                         free(tile);
                         free(gather);
+                        /* a view's scales (fused experts'): the stored tensor and the
+                         * value's index in it */
+                        const hlx_ckpt_tensor_t *st_ = s->fused != NULL ? s->fused : s;
+                        const uint64_t at = (s->begin - st_->begin) /
+                                                hlx_st_dtype_size(s->dtype) +
+                                            srow + (size_t)blk;
                         return hlx_errbuf(hlx_ckpt_terr, sizeof(hlx_ckpt_terr), HLX_ERR_MISMATCH,
-                                           "%s: tensor %s: value %lld is %g, not a weight "
-                                           "scale (a finite value >= 0)",
-                                           ck->files[s->file].shown, s->name,
-                                           (long long)(srow + (size_t)blk), sc);
+                                           "%s: tensor %s: value %llu is %g, not a weight "
+                                           "scale (a finite value >= 0)%s%s",
+                                           ck->files[s->file].shown, st_->name,
+                                           (unsigned long long)at, sc,
+                                           s->fused != NULL ? ", read as " : "",
+                                           s->fused != NULL ? s->name : "");
                     }
                     if (end > nc)
                         end = nc;

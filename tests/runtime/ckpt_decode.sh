@@ -667,6 +667,11 @@ PY
     python3 "$edit" "$dir/l4fb-nosc" drop model.layers.1.feed_forward.experts.down_proj_scale
     expect_refused nosc "tensor model.layers.1.feed_forward.experts.down_proj_scale is missing (the fused experts model.layers.1.feed_forward.experts.0.down_proj.weight_scale reads, [8, 1, 256] or its [experts, out, 1])" \
         --model "$dir/l4fb-nosc" --context 20 --steps 2
+    # a NaN scale named in the stored tensor, at its index (expert 1's up rows: 128 + 64 on)
+    cp -r "$dir/l4fb-fused" "$dir/l4fb-nan"
+    python3 "$edit" "$dir/l4fb-nan" setf16 model.layers.1.feed_forward.experts.gate_up_proj_scale 200 nan
+    expect_refused nan "tensor model.layers.1.feed_forward.experts.gate_up_proj_scale: value 200 is nan, not a weight scale (a finite value >= 0), read as model.layers.1.feed_forward.experts.1.up_proj.weight_scale" \
+        --model "$dir/l4fb-nan" --context 20 --steps 2
     ;;
 int)
     # Integer weights (docs/model.md "Integer weights"): each form quantized by
