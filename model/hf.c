@@ -1895,9 +1895,7 @@ static int hlx_cfg_ignore_head(const char *e)
     return hlx_hf_ignore_names(e, "lm_head") || hlx_hf_ignore_names(e, "language_model.lm_head");
 }
 
-/* The layer of a name "model.layers.L." + more, L in plain decimal digits (no sign, no
- * leading zero); -1 for any other name. */
-static long hlx_hf_layer_of(const char *name)
+long hlx_hf_layer_of(const char *name)
 {
     static const char pre[] = "model.layers.";
     const char *p = name + sizeof(pre) - 1;

@@ -190,18 +190,37 @@ static const char *hlx_pyre_to_ere(const char *py, char *out, size_t cap)
     return NULL;
 }
 
+/* The Python expression py compiled into *re, matched from the start (re.match), not to
+ * the end: 0, or -1 with why it is not read in why. */
+static int hlx_ign_regcomp(const char *py, regex_t *re, char *why, size_t whylen)
+{
+    char ere[1024], full[1100];
+    const char *bad;
+    int rc;
+
+    if ((bad = hlx_pyre_to_ere(py, ere, sizeof(ere))) != NULL) {
+        snprintf(why, whylen, "%s is not read (Python's re syntax, as its quantizer matched "
+                 "it, in the part POSIX regular expressions share)", bad);
+        return -1;
+    }
+    snprintf(full, sizeof(full), "^(%s)", ere);
+    if ((rc = regcomp(re, full, REG_EXTENDED | REG_NOSUB)) != 0) {
+        regerror(rc, re, why, whylen);
+        return -1;
+    }
+    return 0;
+}
+
 /* Entry e of list `list`, index i, compiled into *g under the list's mode; the error at
  * its place in doc. */
 static hlx_status_t hlx_ign_compile(hlx_jdoc_t *doc, const char *at, size_t i, const char *e,
                                     hlx_ign_mode_t mode, hlx_ign_t *g)
 {
-    char ere[1024], full[1100], path[256];
-    const char *why, *py = e;
-    int rc;
+    char path[256], why[256];
+    const char *py;
 
     g->s = e;
     g->index = i;
-    snprintf(path, sizeof(path), "%s/%zu", at, i);
     if (mode == HLX_IGN_MODE_GLOB) {
         g->type = strpbrk(e, "*?[") != NULL ? HLX_IGN_GLOB : HLX_IGN_NAME;
         return HLX_OK;
@@ -212,17 +231,10 @@ static hlx_status_t hlx_ign_compile(hlx_jdoc_t *doc, const char *at, size_t i, c
     }
     g->type = mode == HLX_IGN_MODE_HF ? HLX_IGN_HF : HLX_IGN_RE;
     py = g->type == HLX_IGN_RE ? e + 3 : e;
-    if ((why = hlx_pyre_to_ere(py, ere, sizeof(ere))) != NULL)
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s is not "
-                             "read (Python's re syntax, as its quantizer matched it, in the "
-                             "part POSIX regular expressions share)", py, why);
-    snprintf(full, sizeof(full), "^(%s)", ere); /* re.match: from the start, not to the end */
-    if ((rc = regcomp(&g->re, full, REG_EXTENDED | REG_NOSUB)) != 0) {
-        char msg[128];
-        regerror(rc, &g->re, msg, sizeof(msg));
-        return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", py, msg);
-    }
-    return HLX_OK;
+    if (hlx_ign_regcomp(py, &g->re, why, sizeof(why)) == 0)
+        return HLX_OK;
+    snprintf(path, sizeof(path), "%s/%zu", at, i);
+    return hlx_jdoc_fail(doc, path, HLX_ERR_PARSE, "regular expression %s: %s", py, why);
 }
 
 static int hlx_ign_match(const hlx_ign_t *g, const char *module)
@@ -246,18 +258,14 @@ static int hlx_ign_match(const hlx_ign_t *g, const char *module)
 
 int hlx_hf_ignore_names(const char *e, const char *module)
 {
-    hlx_ign_t g;
-    char ere[1024], full[1100];
+    hlx_ign_t g = { .s = e, .type = HLX_IGN_RE };
+    char why[256];
     int hit;
 
     if (strncmp(e, "re:", 3))
         return !strcmp(e, module);
-    if (hlx_pyre_to_ere(e + 3, ere, sizeof(ere)) != NULL)
+    if (hlx_ign_regcomp(e + 3, &g.re, why, sizeof(why)) != 0)
         return 0;
-    snprintf(full, sizeof(full), "^(%s)", ere);
-    if (regcomp(&g.re, full, REG_EXTENDED | REG_NOSUB) != 0)
-        return 0;
-    g.type = HLX_IGN_RE;
     hit = hlx_ign_match(&g, module);
     regfree(&g.re);
     return hit;
@@ -292,19 +300,6 @@ static void hlx_ign_module(char *name)
 
     if (n >= 7 && !strcmp(name + n - 7, ".weight"))
         name[n - 7] = '\0';
-}
-
-/* The layer of a Linear weight's name model.layers.L.*: L, or -1. */
-static long hlx_ign_layer(const char *name)
-{
-    static const char pre[] = "model.layers.";
-    char *end;
-    long l;
-
-    if (strncmp(name, pre, sizeof(pre) - 1) || !isdigit((unsigned char)name[sizeof(pre) - 1]))
-        return -1;
-    l = strtol(name + sizeof(pre) - 1, &end, 10);
-    return *end == '.' ? l : -1;
 }
 
 /* What the lists say of one kind of layer: per layer (the last slot: every layer past
@@ -399,7 +394,7 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
         k = list[i].kind;
         if (k < 0)
             continue;
-        l = hlx_ign_layer(list[i].name);
+        l = hlx_hf_layer_of(list[i].name);
         if (l < 0 || l >= HLX_HF_UNQ_LAYERS)
             l = HLX_HF_UNQ_LAYERS;
         q = &ks[k];

@@ -32,4 +32,8 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
  * not read (refused at its place by hlx_hf_ignore_apply). */
 int hlx_hf_ignore_names(const char *e, const char *module);
 
+/* The layer of a name "model.layers.L." + more, L in plain decimal digits (no sign, no
+ * leading zero); -1 for any other name. */
+long hlx_hf_layer_of(const char *name);
+
 #endif
