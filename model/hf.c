@@ -1914,8 +1914,13 @@ long hlx_hf_layer_of(const char *name)
  * reads lm_head unquantized; absent or null only where may_omit). What its entries leave
  * unquantized is read once the model is known (hlx_hf_ignore_apply). */
 static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, const char *at,
-                                   int may_omit)
+                                   int may_omit, hlx_ign_mode_t mode)
 {
+    static const char *const takes[] = {
+        [HLX_IGN_MODE_CT] = "\"re:\" and a regular expression",
+        [HLX_IGN_MODE_GLOB] = "a wildcard (ModelOpt's)",
+        [HLX_IGN_MODE_HF] = "a Python regular expression (transformers' rule)",
+    };
     json_t *ig = json_object_get(q, key);
     size_t i;
     int head = 0;
@@ -1928,11 +1933,7 @@ static hlx_status_t hlx_cfg_ignore(hlx_jdoc_t *doc, json_t *q, const char *key, 
         snprintf(p, sizeof(p), "%s/%zu", at, i);
         if (e == NULL || !e[0])
             return hlx_jdoc_fail(doc, p, HLX_ERR_PARSE, "expected a module name, or %s",
-                                 !strcmp(key, "modules_to_not_convert")
-                                     ? "a Python regular expression (transformers' rule)"
-                                 : !strcmp(key, "exclude_modules") || strstr(at, "quantization/")
-                                     ? "a wildcard (ModelOpt's)"
-                                     : "\"re:\" and a regular expression");
+                                 takes[mode]);
         head |= hlx_cfg_ignore_head(e);
     }
     if (!json_is_array(ig))
@@ -2224,7 +2225,8 @@ static hlx_status_t hlx_cfg_ct_weights(hlx_jdoc_t *doc, json_t *q, hlx_hf_config
         return hlx_jdoc_fail(doc, at, HLX_ERR_PARSE, "the group's input_activations must be "
                              "null or 8-bit %s, dynamic or symmetric (no input zero points)",
                              is_int ? "int" : "float");
-    if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0)) != HLX_OK)
+    if ((st = hlx_cfg_ignore(doc, q, "ignore", "/quantization_config/ignore", 0,
+                             HLX_IGN_MODE_CT)) != HLX_OK)
         return st;
     c->fp8 = block ? HLX_HF_FP8_BLOCK : HLX_HF_FP8_SCALE;
     c->block_scale_plain = block;
@@ -2262,7 +2264,7 @@ static hlx_status_t hlx_cfg_fp8(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *c)
                              "expected \"dynamic\" or \"static\"");
     stat = as != NULL && !strcmp(as, "static");
     if ((st = hlx_cfg_ignore(doc, q, "ignored_layers", "/quantization_config/ignored_layers",
-                             1)) != HLX_OK)
+                             1, HLX_IGN_MODE_CT)) != HLX_OK)
         return st;
     c->m.weight_dtype = HLX_DTYPE_FP8;
     if (!c->kv_scales)
@@ -2307,7 +2309,8 @@ static hlx_status_t hlx_cfg_fbgemm(hlx_jdoc_t *doc, json_t *q, hlx_hf_config_t *
         return hlx_jdoc_fail(doc, "/quantization_config/activation_scale_ub", HLX_ERR_PARSE,
                              "expected a number > 0 (the activations' scale bound)");
     if ((st = hlx_cfg_ignore(doc, q, "modules_to_not_convert",
-                             "/quantization_config/modules_to_not_convert", 1)) != HLX_OK)
+                             "/quantization_config/modules_to_not_convert", 1,
+                             HLX_IGN_MODE_HF)) != HLX_OK)
         return st;
     c->fp8 = HLX_HF_FP8_SCALE;
     c->fp8_form = HLX_HF_QF_FBGEMM;
@@ -2358,7 +2361,7 @@ static hlx_status_t hlx_cfg_modelopt(hlx_jdoc_t *doc, json_t *q, const char *at,
         c->kv_scales = HLX_HF_KV_SCALES_TENSOR;
     for (i = 0; i < sizeof(lists) / sizeof(lists[0]); i++) { /* each that is there */
         snprintf(p, sizeof(p), "%s/%s", base, lists[i]);
-        if ((st = hlx_cfg_ignore(doc, q, lists[i], p, 1)) != HLX_OK)
+        if ((st = hlx_cfg_ignore(doc, q, lists[i], p, 1, HLX_IGN_MODE_GLOB)) != HLX_OK)
             return st;
     }
     c->fp8 = HLX_HF_FP8_SCALE;
@@ -2416,38 +2419,37 @@ static const char *hlx_cfg_quant_method(json_t *q, char *buf, size_t n);
 static hlx_status_t hlx_cfg_unquant(hlx_jdoc_t *doc, json_t *q, const char *base,
                                     int modelopt, hlx_hf_config_t *c)
 {
-    static const char *const mo[] = { "exclude_modules", "ignore" };
+    const char *keys[2] = { "ignore", NULL }, *method, *at[2];
     char mbuf[48], p[2][160], b[96];
-    const char *at[2] = { p[0], p[1] };
     json_t *lists[2] = { NULL, NULL };
+    hlx_ign_mode_t mode = HLX_IGN_MODE_CT;
     int i, n = 1;
 
     if (!c->fp8 || !json_is_object(q))
         return HLX_OK;
-    if (!modelopt)
-        modelopt = !strcmp(hlx_cfg_quant_method(q, mbuf, sizeof(mbuf)), "modelopt");
+    method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
     snprintf(b, sizeof(b), "%s", base);
-    if (modelopt && json_is_object(json_object_get(q, "quantization"))) {
-        snprintf(b, sizeof(b), "%s/quantization", base);
-        q = json_object_get(q, "quantization");
-    }
-    if (modelopt) {
-        for (i = 0, n = 2; i < 2; i++) {
-            lists[i] = json_object_get(q, mo[i]);
-            snprintf(p[i], sizeof(p[i]), "%s/%s", b, mo[i]);
+    if (modelopt || !strcmp(method, "modelopt")) {
+        if (json_is_object(json_object_get(q, "quantization"))) {
+            snprintf(b, sizeof(b), "%s/quantization", base);
+            q = json_object_get(q, "quantization");
         }
-    } else {
-        const char *method = hlx_cfg_quant_method(q, mbuf, sizeof(mbuf));
-        const char *key = !strcmp(method, "fp8")           ? "ignored_layers"
-                          : !strcmp(method, "fbgemm_fp8") ? "modules_to_not_convert"
-                                                          : "ignore";
-        lists[0] = json_object_get(q, key);
-        snprintf(p[0], sizeof(p[0]), "%s/%s", b, key);
-        if (!strcmp(method, "fbgemm_fp8"))
-            return hlx_hf_ignore_apply(doc, c, lists, at, n, HLX_IGN_MODE_HF);
+        keys[0] = "exclude_modules";
+        keys[1] = "ignore";
+        n = 2;
+        mode = HLX_IGN_MODE_GLOB;
+    } else if (!strcmp(method, "fp8")) {
+        keys[0] = "ignored_layers";
+    } else if (!strcmp(method, "fbgemm_fp8")) {
+        keys[0] = "modules_to_not_convert";
+        mode = HLX_IGN_MODE_HF;
     }
-    return hlx_hf_ignore_apply(doc, c, lists, at, n,
-                               modelopt ? HLX_IGN_MODE_GLOB : HLX_IGN_MODE_CT);
+    for (i = 0; i < n; i++) {
+        lists[i] = json_object_get(q, keys[i]);
+        snprintf(p[i], sizeof(p[i]), "%s/%s", b, keys[i]);
+        at[i] = p[i];
+    }
+    return hlx_hf_ignore_apply(doc, c, lists, at, n, mode);
 }
 
 /* The ignore list of c's fp8 config (what the runtime reads unquantized): lm_head and, with
