@@ -271,10 +271,6 @@ static uint32_t hlx_synth_fp8_key(const char *name)
 static const char *const hlx_fp8_form_names[] = { "compressed-tensors", "fp8", "modelopt",
                                                    "fbgemm_fp8" };
 
-/* What `model info --json` says of c's quantization: the fp8 weights' form and scales
- * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
- * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
-
 /* Whether decode on the CPU keeps packed linear layers packed with this machine's kernel
  * variant (HELIX_KERNELS or auto) and HELIX_W_PACKED (docs/kernels.md "Packed integer
  * weights"); -1 when the variant cannot be set up. */
@@ -333,6 +329,15 @@ static void hlx_model_int_how(const hlx_hf_config_t *c, char *buf, size_t len)
         snprintf(buf, len, "dequantized at load: %s", hlx_model_unheld_why());
 }
 
+/* One kind left unquantized, appended to the JSON array arg. */
+static void hlx_info_unquant_item(const char *item, void *arg)
+{
+    json_array_append_new(arg, json_string(item));
+}
+
+/* What `model info --json` says of c's quantization: the fp8 weights' form and scales
+ * (null: none), the KV-cache scales and their names (null: none; "maybe" where the config
+ * leaves it to the tensors and they were not read), a tied checkpoint's unread head. */
 static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
 {
     json_t *w = json_null(), *kv = json_null();
@@ -347,15 +352,9 @@ static json_t *hlx_info_quant_json(const hlx_hf_config_t *c, size_t packed)
                       c->int8 ? "int8" : "e4m3", "scales", c->fp8_channel ? "channel" : "tensor",
                       "input_scales", c->fp8_input_scale);
     if (c->fp8 && w != NULL) { /* the kinds its ignore list leaves unquantized */
-        char un[2048], *p, *e;
         json_t *a = json_array();
-        hlx_hf_unquant_str(c, un, sizeof(un));
-        /* items apart by ", " (one may hold spaces: "mlp.up_proj (layers 0 3)") */
-        for (p = un; *p && a != NULL; p = *e ? e + 2 : e) {
-            if ((e = strstr(p, ", ")) == NULL)
-                e = p + strlen(p);
-            json_array_append_new(a, json_stringn(p, (size_t)(e - p)));
-        }
+        if (a != NULL)
+            hlx_hf_unquant_each(c, hlx_info_unquant_item, a);
         json_object_set_new(w, "unquantized", a != NULL ? a : json_null());
     }
     else if (c->packing.pack)

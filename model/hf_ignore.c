@@ -456,42 +456,62 @@ hlx_status_t hlx_hf_ignore_apply(hlx_jdoc_t *doc, hlx_hf_config_t *c, json_t *co
     return st;
 }
 
-const char *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len)
+void hlx_hf_unquant_each(const hlx_hf_config_t *c, void (*fn)(const char *item, void *arg),
+                         void *arg)
 {
     hlx_hf_expect_t *list = NULL;
-    size_t n = 0, i, off = 0;
+    size_t n = 0, i, off;
     uint64_t done = 0, some = 0;
-    char err[128], kn[64];
-    int l, first;
+    char err[128], item[64 + 4 * HLX_HF_UNQ_LAYERS + 16];
+    int l;
 
-    if (len == 0)
-        return buf;
-    buf[0] = '\0';
     for (l = 0; l < HLX_HF_UNQ_LAYERS; l++)
         some |= c->unquant_layer[l];
     if ((c->unquant | some) == 0 || hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
-        return buf;
-    for (i = 0; i < n && off + 1 < len; i++) {
+        return;
+    for (i = 0; i < n; i++) {
         const int k = list[i].kind;
         if (k < 0 || !((c->unquant | some) >> k & 1) || (done >> k & 1))
             continue;
         done |= (uint64_t)1 << k;
-        off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "",
-                                hlx_hf_kind_name(list[i].name, kn, sizeof(kn)));
-        if (c->unquant >> k & 1)
-            continue;
+        hlx_hf_kind_name(list[i].name, item, 64);
+        off = strlen(item);
         /* in some layers: " (layers 0 125)" */
-        for (l = 0, first = 1; l < HLX_HF_UNQ_LAYERS && off + 1 < len; l++)
-            if (c->unquant_layer[l] >> k & 1) {
-                off += (size_t)snprintf(buf + off, len - off, "%s%d", first ? " (layers " : " ",
-                                        l);
-                first = 0;
-            }
-        if (off + 1 < len)
-            off += (size_t)snprintf(buf + off, len - off, ")");
+        for (l = 0; !(c->unquant >> k & 1) && l < HLX_HF_UNQ_LAYERS; l++)
+            if (c->unquant_layer[l] >> k & 1)
+                off += (size_t)snprintf(item + off, sizeof(item) - off, "%s%d",
+                                        strchr(item, '(') ? " " : " (layers ", l);
+        if (!(c->unquant >> k & 1))
+            snprintf(item + off, sizeof(item) - off, ")");
+        fn(item, arg);
     }
     free(list);
-    if (off >= len)
+}
+
+/* hlx_hf_unquant_str's items, joined */
+typedef struct {
+    char  *buf;
+    size_t len, off;
+} hlx_unq_join_t;
+
+static void hlx_unq_join(const char *item, void *arg)
+{
+    hlx_unq_join_t *j = arg;
+
+    if (j->off + 1 < j->len)
+        j->off += (size_t)snprintf(j->buf + j->off, j->len - j->off, "%s%s", j->off ? ", " : "",
+                                   item);
+}
+
+const char *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len)
+{
+    hlx_unq_join_t j = { buf, len, 0 };
+
+    if (len == 0)
+        return buf;
+    buf[0] = '\0';
+    hlx_hf_unquant_each(c, hlx_unq_join, &j);
+    if (j.off >= len)
         buf[len - 1] = '\0';
     return buf;
 }

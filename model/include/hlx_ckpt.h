@@ -598,8 +598,11 @@ int          hlx_hf_unquantized(const hlx_hf_config_t *c, int kind, long layer);
  * ".weight", an expert's index as "*" (model.layers.3.mlp.experts.7.up_proj.weight:
  * mlp.experts.*.up_proj), into buf; returns buf. */
 const char  *hlx_hf_kind_name(const char *name, char *buf, size_t len);
-/* The kinds c reads unquantized (hlx_hf_config_t.unquant), comma-separated, into buf ("" for
- * none); returns buf. */
+/* fn(item, arg) for each kind c reads unquantized (hlx_hf_config_t.unquant, unquant_layer),
+ * in the order of its list: "self_attn.q_proj", or "mlp.down_proj (layers 0 125)". */
+void         hlx_hf_unquant_each(const hlx_hf_config_t *c,
+                                 void (*fn)(const char *item, void *arg), void *arg);
+/* Those items, ", "-separated, into buf ("" for none); returns buf. */
 const char  *hlx_hf_unquant_str(const hlx_hf_config_t *c, char *buf, size_t len);
 
 /* Every tensor the model of c must hold, in a fixed order (fp8 scales included). Errors
