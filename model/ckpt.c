@@ -1423,8 +1423,8 @@ static hlx_status_t hlx_view_rows(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, cons
 static hlx_status_t hlx_view_one(hlx_ckpt_t *ck, const hlx_ckpt_view_t *v, hlx_ckpt_tensor_t *out)
 {
     const int flat = v->omajor && v->flat && !v->vec; /* [cols][in], one linear */
-    const int64_t want3[3] = { v->experts, v->sc ? 1 : v->omajor ? v->cols : v->in,
-                               v->sc || v->omajor ? v->in : v->cols },
+    const int64_t want3[3] = { v->experts, v->omajor ? v->cols : v->in,
+                               v->omajor ? v->in : v->cols },
                   want2[2] = { flat ? v->cols : v->experts, flat ? v->in : v->cols };
     const int nd = v->vec || flat ? 2 : 3;
     const int64_t *want = v->vec || flat ? want2 : want3, step = v->step > 1 ? v->step : 1;

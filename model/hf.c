@@ -2396,8 +2396,8 @@ static void hlx_hf_plain(hlx_hf_config_t *c)
     if (c->m.weight_dtype != HLX_DTYPE_FP8)
         return;
     c->m.plain = HLX_MODEL_PLAIN_HEAD;
-    if (hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
-        return; /* too many tensors: refused where the checkpoint is read */
+    if (c->unquant == 0 || hlx_hf_expect(c, &list, &n, err, sizeof(err)) != HLX_OK)
+        return; /* nothing in every layer; too many tensors: refused where they are read */
     for (i = 0; i < n; i++)
         for (k = 0; k < sizeof(classes) / sizeof(classes[0]); k++)
             if (list[i].kind >= 0 && list[i].cls == classes[k].cls &&
